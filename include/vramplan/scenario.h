@@ -1,0 +1,81 @@
+// Everything an estimate depends on: the model, how it is trained, how it is laid out over GPUs,
+// and the costs beyond tensors. Plain values; front ends build it (see scenario_io.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vramplan/model.h"
+#include "vramplan/precision.h"
+
+namespace vramplan {
+
+enum class Optimizer { kAdamW, kAdam8bit, kSgd, kSgdMomentum, kAdafactor, kLion, kMuon };
+enum class Schedule { k1F1B, kInterleaved, kGPipe };
+enum class Recompute { kNone, kSelective, kFull };
+enum class FsdpMode { kNone, kFullShard, kShardGradOp, kHybridShard, kNoShard };
+
+struct Training {
+  int64_t seq_len = 4096;
+  int64_t micro_batch = 1;
+  int64_t global_batch = 0;  // sequences per step; 0 = micro_batch · dp (one microbatch per rank)
+
+  DType param_dtype = DType::kBf16;
+  DType grad_dtype = DType::kBf16;       // dtype gradients are produced in
+  bool fp32_grad_accumulation = true;    // gradients accumulate in an fp32 buffer (main_grad)
+  DType reduce_dtype = DType::kFp32;     // dtype of the data-parallel gradient reduction
+  bool master_weights = true;            // fp32 master copy when params are below fp32
+  DType optimizer_state_dtype = DType::kFp32;
+  DType activation_dtype = DType::kBf16;
+  Optimizer optimizer = Optimizer::kAdamW;
+
+  Recompute recompute = Recompute::kNone;
+  int64_t recompute_layers = 0;  // with kFull: layers per stage recomputed; 0 = all of them
+  bool flash_attention = true;   // false: the s×s attention scores are materialised
+  bool dropout = false;          // dropout masks are kept for backward
+};
+
+struct Parallelism {
+  int64_t tp = 1;
+  bool sequence_parallel = true;  // only meaningful when tp > 1
+  int64_t pp = 1;
+  int64_t vpp = 1;                // virtual stages (model chunks) per pipeline rank
+  Schedule schedule = Schedule::k1F1B;
+  int64_t dp = 1;
+  int64_t cp = 1;
+  int64_t ep = 1;
+  int64_t etp = 1;  // expert tensor parallelism
+
+  int64_t zero = 0;  // ZeRO stage 0..3
+  FsdpMode fsdp = FsdpMode::kNone;
+  int64_t fsdp_shard_group = 0;    // HYBRID_SHARD: ranks per shard group; 0 = all of dp·cp
+  bool distributed_optimizer = false;  // Megatron's: optimizer state sharded over dp·cp
+  int64_t fsdp_prefetch = 1;           // layers all-gathered ahead of the one computing
+
+  // Uneven pipeline layouts (Megatron's --decoder-first/last-pipeline-num-layers and
+  // --account-for-embedding/loss-in-pipeline-split). 0 = split evenly.
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
+  bool embedding_as_stage = false;  // the input embedding counts as one layer of the split
+  bool loss_as_stage = false;       // final norm + LM head + loss count as one layer
+
+  int64_t world_size() const { return tp * pp * cp * dp; }
+};
+
+// Memory outside PyTorch's tensors. Each is its own row and adjustable.
+struct Overheads {
+  int64_t cuda_context_bytes = 600ll << 20;   // CUDA context + kernels, lazy loading on
+  int64_t nccl_bytes_per_group = 512ll << 20; // per communicator group of size > 1
+  double allocator_fraction = 0.10;           // reserved pool above peak allocated
+};
+
+struct Scenario {
+  ModelConfig model;
+  Training training;
+  Parallelism parallel;
+  Overheads overheads;
+};
+
+}  // namespace vramplan

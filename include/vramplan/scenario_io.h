@@ -1,0 +1,51 @@
+// Building a Scenario from user settings: the CLI's flags, a scenario file, or an API request.
+// All three are the same key → value map (keys are the CLI option names with underscores:
+// --seq-len ⇄ "seq_len"), parsed and checked in one place so front ends cannot drift apart.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "vramplan/error.h"
+#include "vramplan/scenario.h"
+
+namespace vramplan {
+
+enum class OptionKind { kInteger, kNumber, kBool, kText, kChoice, kObject };
+
+struct OptionSpec {
+  const char* key;           // "seq_len"; the CLI flag is "--seq-len"
+  OptionKind kind;
+  const char* group;         // "model", "training", "precision", "parallelism", "hardware", ...
+  const char* default_text;  // shown in --help and the UI
+  const char* help;
+  const char* choices;       // for kChoice: "none, selective, full"
+};
+
+// Every scenario setting, in the order --help lists them.
+std::span<const OptionSpec> scenario_options();
+
+// "seq_len" -> "--seq-len"
+std::string flag_name(const std::string& key);
+
+// Reads a config.json named by path (the CLI reads files; the server refuses paths).
+using FileReader = std::function<Result<std::string>(const std::string& path)>;
+
+struct ResolvedScenario {
+  Scenario scenario;
+  std::string gpu;                       // catalog id ("" = none chosen)
+  std::optional<double> gpu_memory_gib;  // a GPU of any other capacity
+  std::vector<std::string> warnings;     // model parsing notes, overridden preset fields, ...
+};
+
+// REQUIRES: settings is a JSON object. Values may be typed (3, true) or text ("3", "on"): the
+// CLI passes text. Unknown keys, wrong types and unknown choices are errors naming the key.
+// The layout itself is checked later, by estimate().
+Result<ResolvedScenario> resolve_scenario(const nlohmann::json& settings, const FileReader& read_file);
+
+}  // namespace vramplan

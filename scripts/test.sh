@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs, builds and runs every test: unit and CLI tests, the same tests under ASan+UBSan,
+# a clang-format check, and a short run of the benchmark program (it prints numbers; no timing
+# is asserted).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+echo "== format check"
+scripts/format.sh --check
+
+echo "== build and test (RelWithDebInfo)"
+scripts/build.sh build
+ctest --test-dir build --output-on-failure -j"$(nproc)"
+
+echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DVRAMPLAN_SANITIZE=ON -DVRAMPLAN_BUILD_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+
+echo "== benchmark (numbers only)"
+build/estimate_bench --benchmark_min_time=0.05

@@ -1,0 +1,26 @@
+// The vramplan subcommands. Each registers its options on the app and returns the exit code of
+// its run: 0 success, 2 bad input (the message names the field, value and what is accepted).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "vramplan/error.h"
+
+namespace vramplan::cli {
+
+inline constexpr int kExitBadInput = 2;
+
+// Registers the subcommand; *run is set to its action, which returns the exit code.
+void add_estimate_command(CLI::App& app, std::function<int()>* run);
+void add_list_commands(CLI::App& app, std::function<int()>* run);
+
+// Prints "vramplan: error: <field> = <value>: ...; accepted: ..." to stderr, naming the field
+// as a command-line flag, and returns kExitBadInput.
+int report_error(const Error& error);
+
+// Reads a whole file; errors name `field` (e.g. "model" or "scenario").
+Result<std::string> read_text_file(const std::string& path, const std::string& field);
+
+}  // namespace vramplan::cli

@@ -1,0 +1,28 @@
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "vramplan/scenario_io.h"
+
+namespace vramplan::cli {
+
+int report_error(const Error& error) {
+  Error shown = error;
+  // Scenario keys are shown as the flags a CLI user typed; config.json fields stay as they are.
+  for (const OptionSpec& o : scenario_options())
+    if (shown.field == o.key) shown.field = flag_name(o.key);
+  std::cerr << "vramplan: error: " << shown.message() << "\n";
+  return kExitBadInput;
+}
+
+Result<std::string> read_text_file(const std::string& path, const std::string& field) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{field, path, "a readable file", "cannot open it"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Error{field, path, "a readable file", "reading it failed"};
+  return text.str();
+}
+
+}  // namespace vramplan::cli

@@ -1,0 +1,173 @@
+// `vramplan estimate`: per-GPU training memory for one scenario.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "vramplan/estimate.h"
+#include "vramplan/hardware.h"
+#include "vramplan/report.h"
+#include "vramplan/scenario_io.h"
+
+namespace vramplan::cli {
+namespace {
+
+struct EstimateArgs {
+  std::map<std::string, std::string> values;  // scenario key -> text as typed
+  std::map<std::string, CLI::Option*> options;
+  std::map<std::string, bool> negated;  // --no-<flag> given
+  std::string scenario_file;
+  std::string format = "table";
+  std::string color = "auto";
+  int width = 0;
+};
+
+std::string help_text(const OptionSpec& o) {
+  std::string text = o.help;
+  if (o.kind == OptionKind::kChoice) text += fmt::format(" [{}]", o.choices);
+  if (o.default_text[0] != '\0') text += fmt::format(" (default: {})", o.default_text);
+  return text;
+}
+
+std::string group_title(const std::string& group) {
+  static const std::map<std::string, std::string> titles = {
+      {"model", "Model"},
+      {"moe", "Mixture of experts"},
+      {"training", "Training"},
+      {"precision", "Precision and optimizer"},
+      {"parallelism", "Parallelism and sharding"},
+      {"hardware", "GPU"},
+      {"overheads", "Memory beyond tensors"}};
+  auto it = titles.find(group);
+  return it == titles.end() ? group : it->second;
+}
+
+void register_scenario_options(CLI::App& cmd, EstimateArgs& args) {
+  for (const OptionSpec& o : scenario_options()) {
+    if (o.kind == OptionKind::kObject) continue;  // inline objects come from scenario files
+    const std::string key = o.key;
+    CLI::Option* opt = cmd.add_option(flag_name(key), args.values[key], help_text(o));
+    opt->group(group_title(o.group));
+    if (o.kind == OptionKind::kBool) {
+      opt->expected(0, 1);  // "--flag" alone means true
+      cmd.add_flag(flag_name("no_" + key), args.negated[key],
+                   "same as " + flag_name(key) + " false")
+          ->group(group_title(o.group));
+    }
+    args.options[key] = opt;
+  }
+}
+
+// The settings the user gave, scenario file first, flags on top.
+Result<nlohmann::json> collect_settings(const EstimateArgs& args) {
+  nlohmann::json settings = nlohmann::json::object();
+  if (!args.scenario_file.empty()) {
+    Result<std::string> text = read_text_file(args.scenario_file, "scenario");
+    if (!text) return text.error();
+    settings = nlohmann::json::parse(*text, nullptr, false);
+    if (settings.is_discarded() || !settings.is_object())
+      return Error{"scenario", args.scenario_file,
+                   "a JSON object of settings (keys as the flags, with underscores)",
+                   "not a valid JSON object"};
+  }
+  for (const auto& [key, option] : args.options) {
+    if (option->count() == 0) continue;
+    const std::string& value = args.values.at(key);
+    settings[key] = value.empty() ? "true" : value;  // a bare boolean flag
+  }
+  for (const auto& [key, given] : args.negated)
+    if (given) settings[key] = "false";
+  return settings;
+}
+
+bool use_color(const std::string& color) {
+  if (color == "always") return true;
+  if (color == "never") return false;
+  return isatty(STDOUT_FILENO) && getenv("NO_COLOR") == nullptr;
+}
+
+int terminal_width(int requested) {
+  if (requested > 0) return requested;
+  if (const char* columns = getenv("COLUMNS")) {
+    const int w = atoi(columns);
+    if (w >= 40) return w;
+  }
+  return 100;
+}
+
+// The chosen GPU first, then the rest of the catalog.
+Result<std::vector<Fit>> fit_rows(const ResolvedScenario& resolved, int64_t device_bytes) {
+  const GpuCatalog& catalog = builtin_gpus();
+  std::vector<Fit> rows;
+  if (resolved.gpu_memory_gib)
+    rows.push_back(fit_on(custom_gpu(*resolved.gpu_memory_gib), device_bytes));
+  const std::string chosen = resolved.gpu.empty() ? "h100-80gb" : resolved.gpu;
+  const Gpu* gpu = catalog.find(chosen);
+  if (gpu == nullptr) return Error{"gpu", chosen, catalog.ids(), "not in the GPU catalog"};
+  if (!resolved.gpu_memory_gib) rows.push_back(fit_on(*gpu, device_bytes));
+  for (const Fit& f : fit_table(catalog, device_bytes))
+    if (f.gpu != rows.front().gpu) rows.push_back(f);
+  return rows;
+}
+
+int run_estimate(const EstimateArgs& args) {
+  Result<nlohmann::json> settings = collect_settings(args);
+  if (!settings) return report_error(settings.error());
+  const FileReader reader = [](const std::string& path) { return read_text_file(path, "model"); };
+  Result<ResolvedScenario> resolved = resolve_scenario(*settings, reader);
+  if (!resolved) return report_error(resolved.error());
+  Result<Estimate> result = estimate(resolved->scenario);
+  if (!result) return report_error(result.error());
+  Estimate est = std::move(result).value();
+  Result<std::vector<Fit>> fits = fit_rows(*resolved, est.peak.device_bytes);
+  if (!fits) return report_error(fits.error());
+  est.fit = std::move(fits).value();
+  est.warnings.insert(est.warnings.begin(), resolved->warnings.begin(), resolved->warnings.end());
+
+  const Scenario& scenario = resolved->scenario;
+  if (args.format == "json") {
+    std::cout << estimate_to_json(scenario, est).dump(2) << "\n";
+  } else if (args.format == "csv") {
+    std::cout << render_csv(est);
+  } else if (args.format == "markdown") {
+    std::cout << render_markdown(scenario, est);
+  } else {
+    std::cout << render_table(scenario, est, {terminal_width(args.width), use_color(args.color)});
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_estimate_command(CLI::App& app, std::function<int()>* run) {
+  auto args = std::make_shared<EstimateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "estimate",
+      "Per-GPU training memory: weights, gradients, optimizer, activations, buffers, per pipeline "
+      "stage, with formulas and sources, and whether it fits each GPU.");
+  cmd->add_option(
+         "--scenario", args->scenario_file,
+         "JSON file of settings (keys as the flags with underscores, e.g. {\"seq_len\": 8192}); "
+         "flags given too override it")
+      ->group("Input and output");
+  cmd->add_option("--format", args->format, "output format")
+      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
+      ->capture_default_str()
+      ->group("Input and output");
+  cmd->add_option("--color", args->color, "colour the table: auto, always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str()
+      ->group("Input and output");
+  cmd->add_option("--width", args->width,
+                  "columns for the table's bar chart (default: $COLUMNS or 100)")
+      ->check(CLI::Range(40, 400))
+      ->group("Input and output");
+  register_scenario_options(*cmd, *args);
+  cmd->callback([run, args] { *run = [args] { return run_estimate(*args); }; });
+}
+
+}  // namespace vramplan::cli

@@ -1,0 +1,192 @@
+#include "core/activations.h"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "vramplan/precision.h"
+
+namespace vramplan {
+namespace {
+
+// Accumulates named parts of a sum; renders "label expr (bytes) + ..." when explaining.
+class SumBuilder {
+ public:
+  explicit SumBuilder(bool explain) : explain_(explain) {}
+  void add(const char* label, const char* expression, Wide bytes) {
+    total_ += bytes;
+    if (!explain_ || bytes == 0) return;
+    if (!text_.empty()) text_ += " + ";
+    text_ += fmt::format("{} {} ({})", label, expression, short_bytes(bytes));
+  }
+  Term finish(const std::string& preamble) const {
+    Term term{total_, ""};
+    if (explain_) term.formula = preamble + text_ + " = " + short_bytes(total_);
+    return term;
+  }
+
+ private:
+  bool explain_;
+  Wide total_ = 0;
+  std::string text_;
+};
+
+struct Dims {
+  Wide n;  // tokens of a microbatch on this CP rank
+  Wide h;
+  Wide t;      // tensor-parallel degree
+  Wide t_sp;   // divisor of hidden-wide tensors outside the TP region: t with SP, else 1
+  Wide bytes;  // activation dtype bytes
+};
+
+Dims dims_of(const Scenario& s) {
+  const Parallelism& par = s.parallel;
+  const Wide t = par.tp;
+  return Dims{tokens_per_rank(s), s.model.hidden, t,
+              (par.sequence_parallel && par.tp > 1) ? t : Wide{1},
+              bytes_of(1, s.training.activation_dtype)};
+}
+
+std::string preamble(const Scenario& s, const Dims& d) {
+  return fmt::format("n = s·b/c = {}·{}/{} = {} tokens, h = {}, t = {}, B = {}: ",
+                     s.training.seq_len, s.training.micro_batch, s.parallel.cp, group_digits(d.n),
+                     group_digits(d.h), static_cast<int64_t>(d.t), static_cast<int64_t>(d.bytes));
+}
+
+void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const ModelConfig& m = s.model;
+  const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
+  sum.add("QKV input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
+  if (m.qk_norm || m.qk_norm_full_width)
+    sum.add("q/k norm inputs", "n·(a+g)·d·B/t", d.n * (a + g) * hd * d.bytes / d.t);
+  sum.add("attention output", "n·a·d·B/t", d.n * a * hd * d.bytes / d.t);
+}
+
+void add_mla_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const MlaConfig& mla = s.model.mla;
+  const Wide a = s.model.num_heads;
+  const Wide qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+  sum.add("down-projection input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  // The low-rank latents are not split by TP: every TP rank computes them.
+  if (mla.q_lora_rank > 0)
+    sum.add("q latent + its norm", "2·n·q_lora·B", 2 * d.n * mla.q_lora_rank * d.bytes);
+  sum.add("kv latent + its norm", "n·(2·kv_lora+rope)·B",
+          d.n * (2 * mla.kv_lora_rank + mla.qk_rope_head_dim) * d.bytes);
+  sum.add("Q,K", "2·n·a·(nope+rope)·B/t", 2 * d.n * a * qk * d.bytes / d.t);
+  sum.add("V", "n·a·v·B/t", d.n * a * mla.v_head_dim * d.bytes / d.t);
+  sum.add("attention output", "n·a·v·B/t", d.n * a * mla.v_head_dim * d.bytes / d.t);
+}
+
+// The s×s part of attention, or flash attention's softmax statistics.
+void add_attention_core(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const Training& tr = s.training;
+  const Wide a = s.model.num_heads;
+  const bool selective = tr.recompute == Recompute::kSelective;
+  if (tr.flash_attention) {
+    // Selective recompute re-runs core attention, so its statistics are not kept.
+    if (!selective) sum.add("softmax stats", "n·a·4/t", d.n * a * 4 / d.t);
+    return;
+  }
+  if (selective) return;  // Korthikanti's selective recompute drops exactly the 5·a·s² terms
+  const Wide s_full = tr.seq_len;  // each CP rank's queries attend to the whole sequence
+  sum.add("softmax output", "n·s·a·B/t", d.n * s_full * a * d.bytes / d.t);
+  if (tr.dropout) {
+    sum.add("attention dropout mask", "n·s·a/t", d.n * s_full * a / d.t);
+    sum.add("attention dropout output", "n·s·a·B/t", d.n * s_full * a * d.bytes / d.t);
+  }
+}
+
+// The tensors a gated (3 saved: gate|up output, activation output) or plain MLP keeps.
+Wide mlp_intermediate_factor(const ModelConfig& m) { return m.mlp == MlpKind::kGated ? 3 : 2; }
+
+void add_dense_mlp(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const ModelConfig& m = s.model;
+  sum.add("MLP input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  const char* expr = m.mlp == MlpKind::kGated ? "3·n·f·B/t" : "2·n·f·B/t";
+  sum.add("MLP intermediates", expr, mlp_intermediate_factor(m) * d.n * m.ffn * d.bytes / d.t);
+}
+
+void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const ModelConfig& m = s.model;
+  const MoeConfig& moe = m.moe;
+  const Wide etp = s.parallel.etp;
+  sum.add("router/expert input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("router scores (fp32)", "2·n·E·4/t_sp", 2 * d.n * moe.num_experts * 4 / d.t_sp);
+  // Dispatched token copies on this GPU: every token goes to k experts; EP balances them over
+  // the expert group, expert-TP gathers tokens across its etp ranks.
+  const Wide routed = d.n * moe.top_k * etp / d.t_sp;
+  sum.add("dispatched tokens + expert outputs", "2·n·k·etp·h·B/t_sp", 2 * routed * d.h * d.bytes);
+  const char* expr =
+      m.mlp == MlpKind::kGated ? "3·n·k·etp·f_e/etp·B/t_sp" : "2·n·k·etp·f_e/etp·B/t_sp";
+  sum.add("expert intermediates", expr,
+          mlp_intermediate_factor(m) * routed * (moe.expert_ffn / etp) * d.bytes);
+  if (moe.shared_experts > 0) {
+    const Wide width = moe.shared_experts * moe.shared_expert_ffn;
+    const char* sexpr = m.mlp == MlpKind::kGated ? "3·n·S·f_s·B/t" : "2·n·S·f_s·B/t";
+    sum.add("shared-expert intermediates", sexpr,
+            mlp_intermediate_factor(m) * d.n * width * d.bytes / d.t);
+  }
+}
+
+}  // namespace
+
+Wide tokens_per_rank(const Scenario& s) {
+  return Wide{s.training.seq_len} * s.training.micro_batch / s.parallel.cp;
+}
+
+Term layer_activations(const Scenario& s, bool moe_layer, bool explain) {
+  const Dims d = dims_of(s);
+  SumBuilder sum(explain);
+  sum.add("norm inputs", "norms·n·h·B/t_sp",
+          Wide{s.model.norms_per_layer} * d.n * d.h * d.bytes / d.t_sp);
+  if (s.model.attention == AttentionKind::kMla) {
+    add_mla_attention(s, d, sum);
+  } else {
+    add_standard_attention(s, d, sum);
+  }
+  add_attention_core(s, d, sum);
+  if (s.training.dropout) sum.add("dropout masks", "2·n·h/t_sp", 2 * d.n * d.h / d.t_sp);
+  if (moe_layer) {
+    add_moe(s, d, sum);
+  } else {
+    add_dense_mlp(s, d, sum);
+  }
+  return sum.finish(preamble(s, d));
+}
+
+Term recomputed_layer_input(const Scenario& s, bool explain) {
+  const Dims d = dims_of(s);
+  Term term{d.n * d.h * d.bytes / d.t_sp, ""};
+  if (explain)
+    term.formula =
+        fmt::format("layer input n·h·B/t_sp = {}·{}·{}/{}", group_digits(d.n), group_digits(d.h),
+                    static_cast<int64_t>(d.bytes), static_cast<int64_t>(d.t_sp));
+  return term;
+}
+
+Term embedding_activations(const Scenario& s, bool explain) {
+  const Dims d = dims_of(s);
+  SumBuilder sum(explain);
+  if (s.training.dropout) sum.add("embedding dropout mask", "n·h/t_sp", d.n * d.h / d.t_sp);
+  return sum.finish(preamble(s, d));
+}
+
+Term head_activations(const Scenario& s, bool explain) {
+  const Dims d = dims_of(s);
+  SumBuilder sum(explain);
+  sum.add("final-norm input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("LM-head input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  return sum.finish(preamble(s, d));
+}
+
+Term logits_and_loss(const Scenario& s, bool explain) {
+  const Dims d = dims_of(s);
+  const Wide vocab_shard = ceil_div(s.model.vocab, d.t);
+  SumBuilder sum(explain);
+  sum.add("logits", "n·⌈V/t⌉·B", d.n * vocab_shard * d.bytes);
+  sum.add("fp32 cross-entropy copy", "n·⌈V/t⌉·4", d.n * vocab_shard * 4);
+  return sum.finish(preamble(s, d) + fmt::format("V = {}: ", group_digits(s.model.vocab)));
+}
+
+}  // namespace vramplan

@@ -1,0 +1,30 @@
+// Activations a transformer keeps for the backward pass, per layer and per microbatch, on one
+// GPU. Korthikanti et al. 2022 (arXiv 2205.05198) generalised term by term: GQA, MLA, gated
+// MLPs, MoE, flash vs materialised attention, dropout, sequence and context parallelism.
+#pragma once
+
+#include "core/term.h"
+#include "vramplan/scenario.h"
+
+namespace vramplan {
+
+// Tokens of one microbatch on one context-parallel rank: n = s·b/c.
+Wide tokens_per_rank(const Scenario& s);
+
+// Everything one layer keeps for backward for one microbatch (no recompute, or selective).
+Term layer_activations(const Scenario& s, bool moe_layer, bool explain);
+
+// What a fully recomputed layer keeps: its input hidden states.
+Term recomputed_layer_input(const Scenario& s, bool explain);
+
+// First stage: the embedding's own saved tensors (its dropout mask when dropout is on).
+Term embedding_activations(const Scenario& s, bool explain);
+
+// Last stage: inputs of the final norm and of the LM head, kept per microbatch in flight.
+Term head_activations(const Scenario& s, bool explain);
+
+// Last stage transient: the logits in the activation dtype plus the fp32 copy the cross-entropy
+// works on (Megatron's vocab-parallel cross entropy casts to fp32 and keeps exp-logits).
+Term logits_and_loss(const Scenario& s, bool explain);
+
+}  // namespace vramplan

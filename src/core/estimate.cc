@@ -1,0 +1,387 @@
+#include "vramplan/estimate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/activations.h"
+#include "core/model_states.h"
+#include "core/pipeline.h"
+#include "core/term.h"
+#include "core/validate.h"
+#include "vramplan/precision.h"
+
+namespace vramplan {
+namespace {
+
+constexpr const char* kSourceStates =
+    "Rajbhandari et al. 2020, ZeRO (arXiv 1910.02054) §3; Megatron-LM distributed optimizer "
+    "(docs/source/api-guide/dist_optimizer.md)";
+constexpr const char* kSourceGather =
+    "PyTorch FSDP (Zhao et al. 2023, arXiv 2304.11277) §3.3: unsharded unit + prefetch";
+constexpr const char* kSourceActivations =
+    "Korthikanti et al. 2022 (arXiv 2205.05198) §4, generalised to GQA/MLA/gated MLP/MoE";
+constexpr const char* kSourceSchedule =
+    "Megatron-LM core/pipeline_parallel/schedules.py (warm-up microbatches per rank)";
+constexpr const char* kSourceLogits =
+    "Megatron-LM core/tensor_parallel/cross_entropy.py (fp32 vocab-parallel cross entropy)";
+constexpr const char* kSourceRecompute =
+    "Korthikanti et al. 2022 §5: full recompute keeps each layer's input";
+constexpr const char* kSourceContext = "CUDA context and kernels (FORMULAS.md §5: 0.3–1.3 GiB)";
+constexpr const char* kSourceNccl =
+    "Fujii et al. 2024 (arXiv 2411.06465): ~0.5 GB of NCCL buffers per parallel dimension";
+constexpr const char* kSourceAllocator =
+    "PyTorch caching allocator: reserved above allocated (torchtitan measured 20–36%)";
+
+// Collects one pipeline rank's rows.
+class StageBuilder {
+ public:
+  StageBuilder(StageEstimate& stage, bool explain) : stage_(stage), explain_(explain) {}
+
+  void add(const char* component, Term term, CountsToward toward, const char* source) {
+    if (term.bytes > kMaxBytes) overflow_ = true;
+    if (term.bytes <= 0) return;
+    stage_.rows.push_back(Row{component, static_cast<int64_t>(std::min(term.bytes, kMaxBytes)),
+                              toward, std::move(term.formula), explain_ ? source : ""});
+  }
+  bool overflow() const { return overflow_; }
+  bool explain() const { return explain_; }
+
+ private:
+  StageEstimate& stage_;
+  bool explain_;
+  bool overflow_ = false;
+};
+
+// Everything computed once per scenario and shared by all ranks.
+struct Context {
+  const Scenario& s;
+  const ParamCounts& counts;
+  Sharding sharding;
+  int64_t microbatches;
+  Term dense_layer;  // activations of one dense layer, one microbatch
+  Term moe_layer;    // ... of one MoE layer
+  Term layer_input;  // what a fully recomputed layer keeps
+  bool explain;
+};
+
+std::string sharded_text(Wide group, bool sharded) {
+  return sharded && group > 1 ? fmt::format(" / {}", static_cast<int64_t>(group)) : "";
+}
+
+// Parameter counts this GPU keeps state for after sharding over `group` ranks.
+struct Shard {
+  Wide dense, expert;
+  std::string text;  // "(dense 1,050,673,152 / 8 + experts ...)"
+};
+
+Shard shard_of(const GpuParams& g, const Sharding& sh, bool sharded, bool explain) {
+  Shard out;
+  const Wide dense_group = sharded ? sh.dense_group : 1;
+  const Wide expert_group = sharded ? sh.expert_group : 1;
+  out.dense = ceil_div(g.dense, dense_group);
+  out.expert = ceil_div(g.expert, expert_group);
+  if (explain) {
+    out.text = fmt::format("{}{}", group_digits(g.dense), sharded_text(dense_group, sharded));
+    if (g.expert > 0)
+      out.text = fmt::format("({} dense + {}{} expert)", out.text, group_digits(g.expert),
+                             sharded_text(expert_group, sharded));
+  }
+  return out;
+}
+
+Term bytes_per_param(Wide bytes_each_x8, const Shard& shard, const char* what, bool explain) {
+  // bytes_each_x8 is bytes per parameter times 8, so 4-bit formats stay exact.
+  Term t{ceil_div((shard.dense + shard.expert) * bytes_each_x8, 8), ""};
+  if (explain)
+    t.formula = fmt::format("{} B/param ({}) × {} params", static_cast<double>(bytes_each_x8) / 8,
+                            what, shard.text);
+  return t;
+}
+
+void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
+  const Training& tr = c.s.training;
+  const Sharding& sh = c.sharding;
+  const Wide param_bits = bits_of(tr.param_dtype);
+  out.add("weights",
+          bytes_per_param(param_bits, shard_of(g, sh, sh.params, c.explain),
+                          std::string(dtype_name(tr.param_dtype)).c_str(), c.explain),
+          CountsToward::kAllocated, kSourceStates);
+
+  const bool fp32_grads = tr.fp32_grad_accumulation;
+  const DType grad_type = fp32_grads ? DType::kFp32 : tr.grad_dtype;
+  std::string grad_what =
+      fp32_grads ? "fp32 accumulation buffer" : std::string(dtype_name(grad_type));
+  out.add("gradients",
+          bytes_per_param(bits_of(grad_type), shard_of(g, sh, sh.grads, c.explain),
+                          grad_what.c_str(), c.explain),
+          CountsToward::kAllocated, kSourceStates);
+
+  const Shard opt_shard = shard_of(g, sh, sh.optimizer, c.explain);
+  if (tr.master_weights && tr.param_dtype != DType::kFp32)
+    out.add("master weights", bytes_per_param(32, opt_shard, "fp32 copy", c.explain),
+            CountsToward::kAllocated, kSourceStates);
+
+  const Wide non_matrix = ceil_div(g.non_matrix, sh.optimizer ? sh.dense_group : 1);
+  Term opt = optimizer_state_bytes(tr, opt_shard.dense + opt_shard.expert, non_matrix,
+                                   c.s.model.hidden, c.explain);
+  if (c.explain) opt.formula += fmt::format(", P = {}", opt_shard.text);
+  out.add("optimizer states", std::move(opt), CountsToward::kAllocated, kSourceStates);
+
+  if (sh.params) {
+    // One unit being computed plus those prefetched are all-gathered in full, and one unit's
+    // unsharded gradients wait for their reduce-scatter.
+    const Wide units = 1 + c.s.parallel.fsdp_prefetch;
+    Term gather{ceil_div(units * g.largest_unit * param_bits, 8) +
+                    bytes_of(1, tr.grad_dtype) * g.largest_unit,
+                ""};
+    if (c.explain)
+      gather.formula = fmt::format("(1 + prefetch {})·{}·{} B + {}·{} B gradients, largest unit",
+                                   c.s.parallel.fsdp_prefetch, group_digits(g.largest_unit),
+                                   static_cast<double>(param_bits) / 8,
+                                   group_digits(g.largest_unit), bytes_of(1, tr.grad_dtype));
+    out.add("unsharded parameter buffers", std::move(gather), CountsToward::kAllocated,
+            kSourceGather);
+  }
+}
+
+struct LayerMix {
+  int64_t dense = 0, moe = 0;  // layers stored in full
+  int64_t recomputed = 0;      // layers keeping only their input
+};
+
+LayerMix layer_mix(const Context& c, const RankLayout& rank) {
+  LayerMix mix;
+  const Training& tr = c.s.training;
+  int64_t recomputed = 0;
+  if (tr.recompute == Recompute::kFull) {
+    recomputed =
+        tr.recompute_layers == 0
+            ? static_cast<int64_t>(rank.layers.size())
+            : std::min<int64_t>(tr.recompute_layers * c.s.parallel.vpp, rank.layers.size());
+  }
+  mix.recomputed = recomputed;
+  // Megatron's block method recomputes the first layers of each chunk; the rest are stored.
+  for (size_t i = static_cast<size_t>(recomputed); i < rank.layers.size(); ++i) {
+    const int64_t id = rank.layers[i];
+    if (c.s.model.is_moe() && c.s.model.moe_layers[id])
+      ++mix.moe;
+    else
+      ++mix.dense;
+  }
+  return mix;
+}
+
+void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out) {
+  const LayerMix mix = layer_mix(c, rank);
+  const int64_t vpp = c.s.parallel.vpp;
+  const Wide per_microbatch = Wide{mix.dense} * c.dense_layer.bytes +
+                              Wide{mix.moe} * c.moe_layer.bytes +
+                              Wide{mix.recomputed} * c.layer_input.bytes;
+  Term acts{per_microbatch * rank.in_flight_chunks / vpp, ""};
+  if (c.explain) {
+    std::string layers;
+    auto part = [&](int64_t count, const Term& t, const char* kind) {
+      if (count == 0) return;
+      if (!layers.empty()) layers += " + ";
+      layers += fmt::format("{} {} × {}", count, kind, short_bytes(t.bytes));
+    };
+    part(mix.dense, c.dense_layer, mix.moe > 0 ? "dense layers" : "layers");
+    part(mix.moe, c.moe_layer, "MoE layers");
+    part(mix.recomputed, c.layer_input, "recomputed layers");
+    acts.formula =
+        fmt::format("{} in-flight {} × ({}){}; per layer: {}", rank.in_flight_chunks,
+                    vpp > 1 ? "chunk-microbatches" : "microbatches", layers,
+                    vpp > 1 ? fmt::format(" / vpp {}", vpp) : "",
+                    mix.moe > 0 && mix.dense == 0 ? c.moe_layer.formula : c.dense_layer.formula);
+  }
+  out.add("activations", std::move(acts), CountsToward::kAllocated, kSourceActivations);
+
+  if (mix.recomputed > 0) {
+    // Backward re-runs one layer forward at a time; its full activations are alive meanwhile.
+    const Wide working = std::max(c.dense_layer.bytes, c.s.model.is_moe() ? c.moe_layer.bytes : 0);
+    Term t{working,
+           c.explain ? "one layer's full activations, re-created during its backward" : ""};
+    out.add("recompute working set", std::move(t), CountsToward::kAllocated, kSourceRecompute);
+  }
+  if (rank.has_embedding) {
+    Term emb = embedding_activations(c.s, c.explain);
+    emb.bytes = emb.bytes * rank.in_flight_chunks / vpp;
+    out.add("embedding activations", std::move(emb), CountsToward::kAllocated, kSourceActivations);
+  }
+}
+
+void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out) {
+  if (!rank.has_head) return;
+  const Wide mbs = rank.in_flight_logits;
+  auto times = [&](Term t, Wide k) {
+    t.bytes *= k;
+    if (c.explain && k > 1)
+      t.formula = fmt::format("{} microbatches × ({})", static_cast<int64_t>(k), t.formula);
+    return t;
+  };
+  out.add("final norm + LM head inputs", times(head_activations(c.s, c.explain), mbs),
+          CountsToward::kAllocated, kSourceActivations);
+  const int64_t mtp = c.s.model.mtp_layers;
+  out.add("logits + loss", times(logits_and_loss(c.s, c.explain), mbs * (1 + mtp)),
+          CountsToward::kAllocated, kSourceLogits);
+  if (mtp > 0) {
+    Term layer = c.s.model.is_moe() ? c.moe_layer : c.dense_layer;
+    if (c.explain)
+      layer.formula = fmt::format("{} MTP modules × one layer: {}", mtp, layer.formula);
+    out.add("MTP activations", times(std::move(layer), mbs * mtp), CountsToward::kAllocated,
+            kSourceActivations);
+  }
+}
+
+int64_t nccl_groups(const Parallelism& p, std::string* names) {
+  const std::pair<const char*, int64_t> dims[] = {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp},
+                                                  {"cp", p.cp}, {"ep", p.ep}, {"etp", p.etp}};
+  int64_t count = 0;
+  for (const auto& [name, degree] : dims) {
+    if (degree <= 1) continue;
+    ++count;
+    if (names) *names += (names->empty() ? "" : ", ") + std::string(name);
+  }
+  return count;
+}
+
+void add_beyond_tensors(const Context& c, StageEstimate& stage, StageBuilder& out) {
+  int64_t allocated = 0;
+  for (const Row& r : stage.rows) allocated += r.bytes;
+  const Overheads& o = c.s.overheads;
+  Term pool{static_cast<Wide>(static_cast<double>(allocated) * o.allocator_fraction), ""};
+  if (c.explain)
+    pool.formula =
+        fmt::format("{:.0f}% × allocated {}", o.allocator_fraction * 100, short_bytes(allocated));
+  out.add("allocator pool overhead", std::move(pool), CountsToward::kReserved, kSourceAllocator);
+  Term context{o.cuda_context_bytes, c.explain ? "configurable (--cuda-context-gib)" : ""};
+  out.add("CUDA context", std::move(context), CountsToward::kDevice, kSourceContext);
+  std::string names;
+  const int64_t groups = nccl_groups(c.s.parallel, c.explain ? &names : nullptr);
+  Term nccl{Wide{groups} * o.nccl_bytes_per_group, ""};
+  if (c.explain)
+    nccl.formula =
+        fmt::format("{} groups ({}) × {}", groups, names, short_bytes(o.nccl_bytes_per_group));
+  out.add("NCCL buffers", std::move(nccl), CountsToward::kDevice, kSourceNccl);
+}
+
+void total_up(StageEstimate& stage) {
+  stage.allocated_bytes = stage.reserved_bytes = stage.device_bytes = 0;
+  for (const Row& r : stage.rows) {
+    if (r.counts_toward == CountsToward::kAllocated) stage.allocated_bytes += r.bytes;
+    if (r.counts_toward != CountsToward::kDevice) stage.reserved_bytes += r.bytes;
+    stage.device_bytes += r.bytes;
+  }
+}
+
+bool same_breakdown(const StageEstimate& a, const StageEstimate& b) {
+  if (a.layers != b.layers || a.rows.size() != b.rows.size()) return false;
+  for (size_t i = 0; i < a.rows.size(); ++i)
+    if (a.rows[i].component != b.rows[i].component || a.rows[i].bytes != b.rows[i].bytes)
+      return false;
+  return true;
+}
+
+std::string stage_name(const StageEstimate& st, int64_t pp) {
+  if (pp == 1) return "all layers";
+  const int64_t first = st.ranks.front() + 1, last = st.ranks.back() + 1;
+  std::string name = first == last ? fmt::format("stage {} of {}", first, pp)
+                                   : fmt::format("stages {}-{} of {}", first, last, pp);
+  if (st.ranks.front() == 0) name += " (first)";
+  if (st.ranks.back() == pp - 1) name += " (last)";
+  return name;
+}
+
+// Consecutive ranks with identical rows are reported once.
+std::vector<StageEstimate> merge_identical(std::vector<StageEstimate> ranks, int64_t pp) {
+  std::vector<StageEstimate> merged;
+  for (StageEstimate& st : ranks) {
+    if (!merged.empty() && same_breakdown(merged.back(), st)) {
+      merged.back().ranks.push_back(st.ranks.front());
+      continue;
+    }
+    merged.push_back(std::move(st));
+  }
+  for (StageEstimate& st : merged) st.name = stage_name(st, pp);
+  return merged;
+}
+
+void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
+  const Parallelism& p = s.parallel;
+  if (p.pp > 1 && s.training.global_batch == 0)
+    est.warnings.push_back(fmt::format(
+        "global_batch not given: assumed {} sequences ({} microbatches per step) for the pipeline",
+        m * s.training.micro_batch * p.dp, m));
+  if (p.pp > 1 && m < p.pp)
+    est.warnings.push_back(fmt::format(
+        "only {} microbatches for {} pipeline stages: most of each step is pipeline bubble", m,
+        p.pp));
+  if (p.schedule == Schedule::kInterleaved && m % p.pp != 0)
+    est.warnings.push_back(fmt::format(
+        "the interleaved schedule wants microbatches ({}) divisible by pp ({})", m, p.pp));
+  if (p.tp > 1 && !p.sequence_parallel)
+    est.warnings.push_back(
+        "tp > 1 without sequence parallelism: norm and dropout activations are "
+        "replicated on every TP rank");
+  if (!s.training.flash_attention && s.training.seq_len >= 8192)
+    est.warnings.push_back(
+        "materialised attention at this sequence length stores s² scores per "
+        "head; flash attention avoids them");
+}
+
+}  // namespace
+
+Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
+  if (auto error = validate_scenario(s)) return *error;
+  Estimate est;
+  est.parameters = count_parameters(s.model);
+  est.world_size = s.parallel.world_size();
+  est.microbatches = microbatches_of(s);
+  const bool explain = options.explain;
+  const Context c{s,
+                  est.parameters,
+                  sharding_of(s.parallel),
+                  est.microbatches,
+                  layer_activations(s, false, explain),
+                  s.model.is_moe() ? layer_activations(s, true, explain) : Term{},
+                  recomputed_layer_input(s, explain),
+                  explain};
+
+  std::vector<StageEstimate> ranks;
+  bool overflow = false;
+  const std::vector<RankLayout> layout =
+      layout_pipeline(s.model.num_layers, s.parallel, est.microbatches);
+  for (size_t r = 0; r < layout.size(); ++r) {
+    StageEstimate stage;
+    stage.ranks = {static_cast<int64_t>(r)};
+    stage.layer_ids = layout[r].layers;
+    stage.layers = static_cast<int64_t>(layout[r].layers.size());
+    stage.in_flight_microbatches = layout[r].in_flight_chunks;
+    StageBuilder out(stage, explain);
+    add_model_states(c, gpu_params(s, est.parameters, layout[r]), out);
+    add_activations(c, layout[r], out);
+    add_head_terms(c, layout[r], out);
+    add_beyond_tensors(c, stage, out);
+    overflow |= out.overflow();
+    total_up(stage);
+    ranks.push_back(std::move(stage));
+  }
+  if (overflow)
+    return Error{"seq_len", std::to_string(s.training.seq_len),
+                 "sizes whose per-GPU memory stays below 4 EiB",
+                 "the memory of this scenario overflows 64-bit byte counts (check seq_len, "
+                 "micro_batch and the model sizes)"};
+  est.stages = merge_identical(std::move(ranks), s.parallel.pp);
+  for (size_t i = 0; i < est.stages.size(); ++i) {
+    const StageEstimate& st = est.stages[i];
+    if (st.device_bytes > est.peak.device_bytes ||
+        (st.device_bytes == est.peak.device_bytes && st.allocated_bytes > est.peak.allocated_bytes))
+      est.peak = Peak{i, st.allocated_bytes, st.reserved_bytes, st.device_bytes};
+  }
+  add_warnings(s, est.microbatches, est);
+  return est;
+}
+
+}  // namespace vramplan

@@ -1,0 +1,217 @@
+#include "vramplan/hardware.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/embedded_data.h"
+
+namespace vramplan {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = 1024.0 * kMiB;
+// Sizes above these are typos, and would overflow int64 bytes long before they made sense.
+constexpr double kMaxNominalGb = 1e6;  // 1 PB
+constexpr double kMaxUsableMib = 1e9;  // ~1 PB
+constexpr std::string_view kCatalogShape =
+    R"({"gpus": [{"id", "name", "nominal_gb", "usable_mib", "source"}, ...]})";
+
+bool iequals(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](unsigned char x, unsigned char y) {
+    return std::tolower(x) == std::tolower(y);
+  });
+}
+
+// The value as the user wrote it, for error messages. Parsed strings are valid UTF-8, but
+// replace rather than throw in case a caller hands us a json built some other way.
+std::string shown(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Records where nlohmann's parser gave up, so that a bad catalog names its line and column
+// (the DOM parser in no-exception mode only says "discarded").
+class ErrorLocator : public nlohmann::json_sax<json> {
+ public:
+  std::string message;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    message = e.what();
+    // Drop the "[json.exception.parse_error.101] " prefix: it means nothing to a user.
+    if (auto end = message.find("] "); message.starts_with("[json.") && end != std::string::npos) {
+      message.erase(0, end + 2);
+    }
+    return false;
+  }
+};
+
+Error syntax_error(std::string_view text) {
+  ErrorLocator locator;
+  json::sax_parse(text.begin(), text.end(), &locator, json::input_format_t::json, true, true);
+  return Error{"gpu catalog", "(not valid JSON)", std::string(kCatalogShape), locator.message};
+}
+
+Result<std::string> read_string(const json& gpu, const std::string& path, const char* key,
+                                bool required) {
+  const std::string field = path + "." + key;
+  if (!gpu.contains(key)) {
+    if (!required) return std::string();
+    return Error{field, "(missing)", "a non-empty string", ""};
+  }
+  const json& value = gpu[key];
+  if (!value.is_string()) return Error{field, shown(value), "a string", ""};
+  std::string text = value.get<std::string>();
+  if (required && text.empty()) return Error{field, "\"\"", "a non-empty string", ""};
+  return text;
+}
+
+// Ids are typed on command lines and listed comma-separated, so they carry neither.
+Result<std::string> read_id(const json& gpu, const std::string& path) {
+  Result<std::string> id = read_string(gpu, path, "id", true);
+  if (!id) return id;
+  if (id->find_first_of(", \t\r\n") != std::string::npos) {
+    return Error{path + ".id", shown(*id), "an id without spaces or commas, e.g. \"h100-80gb\"",
+                 ""};
+  }
+  return id;
+}
+
+Result<double> read_size(const json& gpu, const std::string& path, const char* key, double max,
+                         std::string_view unit) {
+  const std::string field = path + "." + key;
+  const std::string accepted = fmt::format("a positive number of {} up to {:g}", unit, max);
+  if (!gpu.contains(key)) return Error{field, "(missing)", accepted, ""};
+  const json& value = gpu[key];
+  if (!value.is_number()) return Error{field, shown(value), accepted, ""};
+  const double size = value.get<double>();
+  if (!(size > 0) || size > max) return Error{field, shown(value), accepted, ""};
+  return size;
+}
+
+Result<Gpu> parse_gpu(const json& gpu, const std::string& path) {
+  if (!gpu.is_object()) return Error{path, shown(gpu), "an object", ""};
+  Result<std::string> id = read_id(gpu, path);
+  if (!id) return id.error();
+  Result<std::string> name = read_string(gpu, path, "name", true);
+  if (!name) return name.error();
+  Result<double> nominal_gb = read_size(gpu, path, "nominal_gb", kMaxNominalGb, "GB (10^9 B)");
+  if (!nominal_gb) return nominal_gb.error();
+  Result<double> usable_mib = read_size(gpu, path, "usable_mib", kMaxUsableMib, "MiB (2^20 B)");
+  if (!usable_mib) return usable_mib.error();
+  Result<std::string> source = read_string(gpu, path, "source", false);
+  if (!source) return source.error();
+  return Gpu{std::move(id).value(), std::move(name).value(), std::llround(*nominal_gb * 1e9),
+             std::llround(*usable_mib * kMiB), std::move(source).value()};
+}
+
+GpuCatalog load_builtin() {
+  for (const EmbeddedFile& file : embedded_files()) {
+    if (std::string_view(file.path) != "gpus.json") continue;
+    Result<GpuCatalog> catalog = parse_gpu_catalog(file.text());
+    if (catalog) return std::move(catalog).value();
+    // The compiled-in catalog is part of the program; hardware_test keeps it valid.
+    std::fprintf(stderr, "vramplan: built-in gpus.json is broken: %s\n",
+                 catalog.error().message().c_str());
+    std::abort();
+  }
+  std::fprintf(stderr, "vramplan: gpus.json was not compiled in\n");
+  std::abort();
+}
+
+}  // namespace
+
+const Gpu* GpuCatalog::find(std::string_view id) const {
+  for (const Gpu& gpu : gpus) {
+    if (iequals(gpu.id, id)) return &gpu;
+  }
+  return nullptr;
+}
+
+std::string GpuCatalog::ids() const {
+  std::string text;
+  for (const Gpu& gpu : gpus) {
+    if (!text.empty()) text += ", ";
+    text += gpu.id;
+  }
+  return text;
+}
+
+Result<GpuCatalog> parse_gpu_catalog(std::string_view json_text) {
+  const json doc = json::parse(json_text.begin(), json_text.end(), nullptr, false, true);
+  if (doc.is_discarded()) return syntax_error(json_text);
+  if (!doc.is_object() || !doc.contains("gpus")) {
+    return Error{"gpus", "(missing)", std::string(kCatalogShape), ""};
+  }
+  const json& list = doc["gpus"];
+  if (!list.is_array()) return Error{"gpus", shown(list), "an array of GPU objects", ""};
+  GpuCatalog catalog;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = fmt::format("gpus[{}]", i);
+    Result<Gpu> gpu = parse_gpu(list[i], path);
+    if (!gpu) return gpu.error();
+    if (const Gpu* earlier = catalog.find(gpu->id)) {
+      return Error{path + ".id", shown(gpu->id), "an id not already in the catalog",
+                   fmt::format("\"{}\" is listed twice (ids are case-insensitive)", earlier->id)};
+    }
+    catalog.gpus.push_back(std::move(gpu).value());
+  }
+  return catalog;
+}
+
+const GpuCatalog& builtin_gpus() {
+  static const GpuCatalog catalog = load_builtin();
+  return catalog;
+}
+
+Gpu custom_gpu(double gib) {
+  const int64_t bytes = std::llround(gib * kGiB);
+  return Gpu{fmt::format("custom-{:g}gib", gib), fmt::format("Custom GPU ({:g} GiB)", gib), bytes,
+             bytes, "--gpu-memory-gib"};
+}
+
+Fit fit_on(const Gpu& gpu, int64_t device_bytes) {
+  Fit fit{gpu.id, gpu.name, gpu.nominal_bytes, gpu.usable_bytes, 0.0, Verdict::kFits};
+  if (gpu.usable_bytes > 0) {
+    fit.used_fraction = static_cast<double>(device_bytes) / static_cast<double>(gpu.usable_bytes);
+  } else if (device_bytes > 0) {
+    fit.used_fraction = std::numeric_limits<double>::infinity();
+  }
+  // Integer comparison for OOM: a byte over is over, whatever the division rounds to.
+  if (device_bytes > gpu.usable_bytes) {
+    fit.verdict = Verdict::kOom;
+  } else if (fit.used_fraction > kTightFraction) {
+    fit.verdict = Verdict::kTight;
+  }
+  return fit;
+}
+
+std::vector<Fit> fit_table(const GpuCatalog& catalog, int64_t device_bytes) {
+  std::vector<Fit> table;
+  table.reserve(catalog.gpus.size());
+  for (const Gpu& gpu : catalog.gpus) table.push_back(fit_on(gpu, device_bytes));
+  return table;
+}
+
+}  // namespace vramplan

@@ -1,0 +1,42 @@
+// Model states on one GPU: weights, gradients, fp32 master weights and optimizer states, and how
+// ZeRO, FSDP and Megatron's distributed optimizer shard them.
+#pragma once
+
+#include <string>
+
+#include "core/pipeline.h"
+#include "core/term.h"
+#include "vramplan/params.h"
+#include "vramplan/scenario.h"
+
+namespace vramplan {
+
+// Parameters one GPU of a pipeline rank holds before ZeRO/FSDP sharding: TP shards matrices and
+// the vocabulary, EP·expert-TP shard routed experts, norms and routers are replicated.
+struct GpuParams {
+  Wide dense = 0;         // everything but routed experts (incl. embedding/head if held)
+  Wide expert = 0;        // routed experts
+  Wide non_matrix = 0;    // embedding, LM head, norms, biases, routers (Muon runs Adam on them)
+  Wide largest_unit = 0;  // largest FSDP/ZeRO-3 gather unit: one layer, the embedding or the head
+  Wide mtp = 0;           // of dense+expert: multi-token-prediction modules (last rank)
+};
+GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLayout& rank);
+
+// Over how many ranks each kind of state is sharded (1 = not sharded).
+struct Sharding {
+  Wide dense_group = 1;    // ranks sharing the dense parameters' states (dp·cp, or the FSDP group)
+  Wide expert_group = 1;   // expert-data-parallel ranks: tp·cp·dp / (ep·etp)
+  bool params = false;     // ZeRO-3, FSDP FULL_SHARD / HYBRID_SHARD
+  bool grads = false;      // ZeRO-2+, FSDP (except NO_SHARD)
+  bool optimizer = false;  // ZeRO-1+, FSDP (except NO_SHARD), distributed optimizer
+};
+Sharding sharding_of(const Parallelism& par);
+
+// Bytes of one optimizer's state for `params` parameters, `non_matrix` of which are not matrices.
+Term optimizer_state_bytes(const Training& tr, Wide params, Wide non_matrix, Wide hidden,
+                           bool explain);
+
+// Human name of an optimizer, e.g. "adamw".
+const char* optimizer_name(Optimizer o);
+
+}  // namespace vramplan

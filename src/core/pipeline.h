@@ -1,0 +1,39 @@
+// Pipeline layout: which decoder layers each pipeline rank holds, which rank holds the embedding
+// and the LM head, and how many microbatches of activations each rank keeps in flight.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "vramplan/error.h"
+#include "vramplan/scenario.h"
+
+namespace vramplan {
+
+struct RankLayout {
+  std::vector<int64_t> layers;  // decoder layer ids, in order, across all its model chunks
+  bool has_embedding = false;   // input embedding (rank 0)
+  bool has_head = false;        // final norm, LM head and loss (last rank)
+  // Activation units kept at the peak: microbatches × (1/vpp of the rank's layers) — i.e. in
+  // model-chunk microbatches. Activation bytes = units × (layers / vpp) × per-layer bytes.
+  int64_t in_flight_chunks = 0;
+  int64_t in_flight_logits = 1;  // microbatches whose logits are alive at once (last rank)
+};
+
+// Splits layers over pp·vpp model chunks (Megatron's order: rank r holds chunks r, r+pp, ...).
+// Uneven layouts follow Megatron's --decoder-first/last-pipeline-num-layers and
+// --account-for-embedding/loss-in-pipeline-split.
+// REQUIRES: the layout was checked by validate_pipeline.
+std::vector<RankLayout> layout_pipeline(int64_t num_layers, const Parallelism& parallel,
+                                        int64_t microbatches);
+
+// Checks that num_layers can be split as asked; the Error names the offending option.
+std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& parallel);
+
+// Chunk-microbatches alive at the activation peak on `rank` (Megatron schedules):
+//   1F1B: min(pp − rank, m);  GPipe: m;  interleaved: min(2·(pp − rank − 1) + (vpp − 1)·pp + 1,
+//   m·vpp) chunks (schedules.py get_forward_backward_func warm-up count, plus the one in flight).
+int64_t in_flight_chunks(const Parallelism& parallel, int64_t rank, int64_t microbatches);
+
+}  // namespace vramplan

@@ -1,0 +1,497 @@
+#include "vramplan/scenario_io.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "core/model_states.h"
+#include "vramplan/hf_config.h"
+#include "vramplan/precision.h"
+#include "vramplan/presets.h"
+
+namespace vramplan {
+namespace {
+
+using nlohmann::json;
+using K = OptionKind;
+
+constexpr OptionSpec kOptions[] = {
+    // Model
+    {"model", K::kText, "model", "",
+     "preset name (see `vramplan models`), Hub id such as meta-llama/Llama-3.1-8B, or a path to a "
+     "config.json",
+     ""},
+    {"model_config", K::kObject, "model", "",
+     "a config.json object given inline (API and scenario files)", ""},
+    {"hidden_size", K::kInteger, "model", "from the model", "hidden size h", ""},
+    {"num_layers", K::kInteger, "model", "from the model", "decoder layers L", ""},
+    {"num_heads", K::kInteger, "model", "from the model", "attention heads a", ""},
+    {"num_kv_heads", K::kInteger, "model", "num_heads", "key/value heads g (GQA)", ""},
+    {"head_dim", K::kInteger, "model", "hidden_size/num_heads", "head dimension d", ""},
+    {"ffn_size", K::kInteger, "model", "from the model", "dense MLP intermediate size f", ""},
+    {"vocab_size", K::kInteger, "model", "from the model", "vocabulary size V", ""},
+    {"tied_embeddings", K::kBool, "model", "from the model",
+     "input embedding and LM head share weights", ""},
+    {"num_experts", K::kInteger, "moe", "from the model", "routed experts E (0 = dense)", ""},
+    {"top_k", K::kInteger, "moe", "from the model", "experts per token k", ""},
+    {"expert_ffn_size", K::kInteger, "moe", "from the model", "intermediate size of one expert",
+     ""},
+    {"shared_experts", K::kInteger, "moe", "from the model", "always-active shared experts", ""},
+    {"shared_expert_ffn_size", K::kInteger, "moe", "expert_ffn_size",
+     "intermediate size of one shared expert", ""},
+    // Training
+    {"seq_len", K::kInteger, "training", "4096", "sequence length s in tokens", ""},
+    {"micro_batch", K::kInteger, "training", "1", "sequences per microbatch b", ""},
+    {"global_batch", K::kInteger, "training", "micro_batch·dp (·2·pp with pipelining)",
+     "sequences per optimizer step; sets the microbatch count", ""},
+    {"recompute", K::kChoice, "training", "none", "activation recomputation",
+     "none, selective, full"},
+    {"recompute_layers", K::kInteger, "training", "0 (all)",
+     "with full recompute: layers per pipeline stage (per chunk) recomputed, the rest stored", ""},
+    {"flash_attention", K::kBool, "training", "true", "fused/flash attention (no s×s scores kept)",
+     ""},
+    {"dropout", K::kBool, "training", "false", "dropout on (masks kept for backward)", ""},
+    // Precision and optimizer
+    {"param_dtype", K::kChoice, "precision", "bf16", "dtype of the weights used in compute",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"grad_dtype", K::kChoice, "precision", "bf16", "dtype gradients are produced in",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"fp32_grad_accum", K::kBool, "precision", "true",
+     "accumulate gradients in an fp32 buffer (Megatron main_grad)", ""},
+    {"reduce_dtype", K::kChoice, "precision", "fp32",
+     "dtype of the data-parallel gradient reduction", "fp32, bf16, fp16, fp8, fp4"},
+    {"master_weights", K::kBool, "precision", "true",
+     "keep fp32 master weights when params are below fp32", ""},
+    {"optimizer", K::kChoice, "precision", "adamw", "optimizer",
+     "adamw, adam8bit, sgd, sgd-momentum, adafactor, lion, muon"},
+    {"optimizer_dtype", K::kChoice, "precision", "fp32", "dtype of optimizer states",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"activation_dtype", K::kChoice, "precision", "bf16", "dtype of stored activations",
+     "fp32, bf16, fp16, fp8, fp4"},
+    // Parallelism
+    {"gpus", K::kInteger, "parallelism", "tp·pp·cp·dp",
+     "world size; dp is derived from it when not given", ""},
+    {"tp", K::kInteger, "parallelism", "1", "tensor-parallel degree", ""},
+    {"sequence_parallel", K::kBool, "parallelism", "true",
+     "sequence parallelism with TP (Korthikanti et al.)", ""},
+    {"pp", K::kInteger, "parallelism", "1", "pipeline-parallel stages", ""},
+    {"vpp", K::kInteger, "parallelism", "1", "virtual stages (model chunks) per pipeline rank", ""},
+    {"schedule", K::kChoice, "parallelism", "1f1b (interleaved when vpp > 1)", "pipeline schedule",
+     "1f1b, interleaved, gpipe"},
+    {"dp", K::kInteger, "parallelism", "1 (or gpus/(tp·pp·cp))", "data-parallel degree", ""},
+    {"cp", K::kInteger, "parallelism", "1", "context-parallel degree (splits the sequence)", ""},
+    {"ep", K::kInteger, "parallelism", "1", "expert-parallel degree", ""},
+    {"etp", K::kInteger, "parallelism", "1", "expert tensor-parallel degree", ""},
+    {"zero", K::kInteger, "parallelism", "0", "DeepSpeed ZeRO stage 0-3", ""},
+    {"fsdp", K::kChoice, "parallelism", "none", "PyTorch FSDP sharding strategy",
+     "none, full_shard, shard_grad_op, hybrid_shard, no_shard"},
+    {"fsdp_shard_group", K::kInteger, "parallelism", "dp·cp",
+     "ranks per shard group with hybrid_shard", ""},
+    {"fsdp_prefetch", K::kInteger, "parallelism", "1", "FSDP/ZeRO-3 units all-gathered ahead", ""},
+    {"distributed_optimizer", K::kBool, "parallelism", "false",
+     "Megatron distributed optimizer: optimizer state and master weights sharded over dp·cp", ""},
+    {"first_stage_layers", K::kInteger, "parallelism", "even split",
+     "decoder layers on the first pipeline stage", ""},
+    {"last_stage_layers", K::kInteger, "parallelism", "even split",
+     "decoder layers on the last pipeline stage", ""},
+    {"embedding_stage", K::kBool, "parallelism", "false",
+     "count the embedding as one layer of the pipeline split", ""},
+    {"loss_stage", K::kBool, "parallelism", "false",
+     "count the LM head and loss as one layer of the pipeline split", ""},
+    // Hardware and overheads
+    {"gpu", K::kText, "hardware", "h100-80gb",
+     "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
+    {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
+    {"cuda_context_gib", K::kNumber, "overheads", "0.586 (600 MiB)",
+     "CUDA context and kernels per GPU", ""},
+    {"nccl_gib_per_group", K::kNumber, "overheads", "0.5",
+     "NCCL buffers per parallel group of size > 1", ""},
+    {"allocator_overhead", K::kNumber, "overheads", "0.10",
+     "caching-allocator pool above peak allocated (fraction)", ""},
+};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string as_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// Typed readers: each accepts the JSON type or its text form, and names the key on failure.
+class Reader {
+ public:
+  explicit Reader(const json& settings) : settings_(settings) {}
+  bool has(const char* key) const { return settings_.contains(key) && !settings_[key].is_null(); }
+
+  std::optional<Error> integer(const char* key, int64_t& out) const {
+    if (!has(key)) return std::nullopt;
+    const json& v = settings_[key];
+    if (v.is_number_integer()) {
+      out = v.get<int64_t>();
+      return std::nullopt;
+    }
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e18) {
+        out = static_cast<int64_t>(d);
+        return std::nullopt;
+      }
+    }
+    if (v.is_string()) {
+      const std::string s = v.get<std::string>();
+      auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+      if (ec == std::errc() && ptr == s.data() + s.size() && !s.empty()) return std::nullopt;
+      if (ec == std::errc::result_out_of_range)
+        return Error{key, s, "an integer below 9,223,372,036,854,775,807", "too large"};
+    }
+    return Error{key, as_text(v), "an integer", ""};
+  }
+
+  std::optional<Error> number(const char* key, double& out) const {
+    if (!has(key)) return std::nullopt;
+    const json& v = settings_[key];
+    if (v.is_number())
+      out = v.get<double>();
+    else if (v.is_string()) {
+      const std::string s = v.get<std::string>();
+      char* end = nullptr;
+      out = std::strtod(s.c_str(), &end);
+      if (s.empty() || end != s.c_str() + s.size()) return Error{key, s, "a number", ""};
+    } else {
+      return Error{key, as_text(v), "a number", ""};
+    }
+    if (!std::isfinite(out)) return Error{key, as_text(v), "a finite number", ""};
+    return std::nullopt;
+  }
+
+  std::optional<Error> boolean(const char* key, bool& out) const {
+    if (!has(key)) return std::nullopt;
+    const json& v = settings_[key];
+    if (v.is_boolean()) {
+      out = v.get<bool>();
+      return std::nullopt;
+    }
+    const std::string s = lower(as_text(v));
+    if (s == "true" || s == "on" || s == "yes" || s == "1") {
+      out = true;
+      return std::nullopt;
+    }
+    if (s == "false" || s == "off" || s == "no" || s == "0") {
+      out = false;
+      return std::nullopt;
+    }
+    return Error{key, as_text(v), "true or false (also on/off, yes/no, 1/0)", ""};
+  }
+
+  std::optional<Error> text(const char* key, std::string& out) const {
+    if (!has(key)) return std::nullopt;
+    const json& v = settings_[key];
+    if (!v.is_string()) return Error{key, v.dump(), "a string", ""};
+    out = v.get<std::string>();
+    return std::nullopt;
+  }
+
+  std::optional<Error> dtype(const char* key, DType& out) const {
+    std::string s;
+    if (auto e = text(key, s)) return e;
+    if (!has(key)) return std::nullopt;
+    auto t = parse_dtype(s);
+    if (!t) return Error{key, s, std::string(kDTypeChoices), "unknown dtype"};
+    out = *t;
+    return std::nullopt;
+  }
+
+  // Picks one of `names` (lower-case) and returns its index in `out`.
+  std::optional<Error> choice(const char* key, std::initializer_list<const char*> names,
+                              const char* accepted, int& out) const {
+    std::string s;
+    if (auto e = text(key, s)) return e;
+    if (!has(key)) return std::nullopt;
+    const std::string wanted = lower(s);
+    int i = 0;
+    for (const char* name : names) {
+      if (wanted == name) {
+        out = i;
+        return std::nullopt;
+      }
+      ++i;
+    }
+    return Error{key, s, accepted, ""};
+  }
+
+ private:
+  const json& settings_;
+};
+
+std::optional<Error> check_known_keys(const json& settings) {
+  std::set<std::string> known;
+  for (const OptionSpec& o : kOptions) known.insert(o.key);
+  for (auto it = settings.begin(); it != settings.end(); ++it) {
+    if (known.count(it.key())) continue;
+    std::string all;
+    for (const OptionSpec& o : kOptions) all += (all.empty() ? "" : ", ") + std::string(o.key);
+    return Error{it.key(), as_text(it.value()), "one of the scenario keys: " + all,
+                 "unknown setting"};
+  }
+  return std::nullopt;
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find(".json") != std::string::npos || s.rfind("/", 0) == 0 || s.rfind("./", 0) == 0 ||
+         s.rfind("../", 0) == 0 || s.rfind("~", 0) == 0;
+}
+
+Result<ParsedModel> load_model(const Reader& r, const json& settings, const FileReader& read_file) {
+  if (r.has("model_config")) {
+    const json& cfg = settings["model_config"];
+    if (!cfg.is_object()) return Error{"model_config", as_text(cfg), "a config.json object", ""};
+    return parse_hf_config(cfg.dump(), "inline config");
+  }
+  std::string name;
+  if (auto e = r.text("model", name)) return *e;
+  if (const Preset* preset = find_preset(name))
+    return parse_hf_config(preset->config, preset->name);
+  if (looks_like_path(name)) {
+    if (!read_file)
+      return Error{"model", name, "a preset name or an inline model_config",
+                   "files cannot be read here"};
+    Result<std::string> text = read_file(name);
+    if (!text) return text.error();
+    return parse_hf_config(*text, name);
+  }
+  return Error{
+      "model", name,
+      "a preset (vramplan models), a Hub id of a preset such as meta-llama/Llama-3.1-8B, or "
+      "a path to a config.json",
+      "no preset or file of that name"};
+}
+
+// A model from flags alone: a Llama-style dense (or MoE) decoder.
+ParsedModel custom_model() {
+  ParsedModel p;
+  p.model.name = "custom";
+  p.model.model_type = "custom";
+  return p;
+}
+
+void resize_layer_vectors(ModelConfig& m) {
+  const size_t n = static_cast<size_t>(std::max<int64_t>(m.num_layers, 0));
+  m.moe_layers.resize(n, m.is_moe());
+  m.layer_attention.resize(n, LayerAttention::kFull);
+}
+
+std::optional<Error> apply_model_overrides(const Reader& r, bool custom, ParsedModel& parsed) {
+  ModelConfig& m = parsed.model;
+  const int64_t old_head_dim_default = m.num_heads > 0 ? m.hidden / m.num_heads : 0;
+  const bool head_dim_was_default = custom || m.head_dim == old_head_dim_default;
+  struct Field {
+    const char* key;
+    int64_t* target;
+  };
+  const Field fields[] = {{"hidden_size", &m.hidden},
+                          {"num_layers", &m.num_layers},
+                          {"num_heads", &m.num_heads},
+                          {"num_kv_heads", &m.num_kv_heads},
+                          {"head_dim", &m.head_dim},
+                          {"ffn_size", &m.ffn},
+                          {"vocab_size", &m.vocab},
+                          {"num_experts", &m.moe.num_experts},
+                          {"top_k", &m.moe.top_k},
+                          {"expert_ffn_size", &m.moe.expert_ffn},
+                          {"shared_experts", &m.moe.shared_experts},
+                          {"shared_expert_ffn_size", &m.moe.shared_expert_ffn}};
+  const bool was_moe = m.is_moe();
+  for (const Field& f : fields) {
+    if (!r.has(f.key)) continue;
+    const int64_t before = *f.target;
+    if (auto e = r.integer(f.key, *f.target)) return e;
+    if (!custom && before != *f.target)
+      parsed.warnings.push_back(
+          fmt::format("{} set to {} (the model says {})", f.key, *f.target, before));
+  }
+  if (auto e = r.boolean("tied_embeddings", m.tied_embeddings)) return e;
+  if (custom || !r.has("num_kv_heads")) {
+    if (custom && !r.has("num_kv_heads")) m.num_kv_heads = m.num_heads;
+  }
+  if (!r.has("head_dim") && head_dim_was_default && m.num_heads > 0)
+    m.head_dim = m.hidden / m.num_heads;
+  if (m.is_moe() && m.moe.expert_ffn == 0) m.moe.expert_ffn = m.ffn;
+  if (m.moe.shared_experts > 0 && m.moe.shared_expert_ffn == 0)
+    m.moe.shared_expert_ffn = m.moe.expert_ffn;
+  if (m.is_moe() && !was_moe) m.moe_layers.assign(m.moe_layers.size(), true);
+  if (!m.is_moe()) m.moe_layers.assign(m.moe_layers.size(), false);
+  resize_layer_vectors(m);
+  return std::nullopt;
+}
+
+std::optional<Error> require_custom_fields(const Reader& r) {
+  for (const char* key : {"hidden_size", "num_layers", "num_heads", "ffn_size", "vocab_size"}) {
+    if (!r.has(key))
+      return Error{"model", "",
+                   "--model NAME, or a custom architecture with hidden_size, num_layers, "
+                   "num_heads, ffn_size and vocab_size",
+                   std::string("no model given and ") + key + " is missing"};
+  }
+  return std::nullopt;
+}
+
+Result<ParsedModel> read_model(const Reader& r, const json& settings, const FileReader& read_file) {
+  const bool custom = !r.has("model") && !r.has("model_config");
+  ParsedModel parsed;
+  if (custom) {
+    if (auto e = require_custom_fields(r)) return *e;
+    parsed = custom_model();
+  } else {
+    Result<ParsedModel> loaded = load_model(r, settings, read_file);
+    if (!loaded) return loaded.error();
+    parsed = std::move(loaded).value();
+  }
+  if (auto e = apply_model_overrides(r, custom, parsed)) return *e;
+  if (auto e = validate_model(parsed.model)) return *e;
+  return parsed;
+}
+
+std::optional<Error> read_training(const Reader& r, Training& t) {
+  if (auto e = r.integer("seq_len", t.seq_len)) return e;
+  if (auto e = r.integer("micro_batch", t.micro_batch)) return e;
+  if (auto e = r.integer("global_batch", t.global_batch)) return e;
+  if (r.has("global_batch") && t.global_batch <= 0)
+    return Error{"global_batch", std::to_string(t.global_batch),
+                 "a positive multiple of micro_batch·dp", ""};
+  int recompute = 0;
+  if (auto e =
+          r.choice("recompute", {"none", "selective", "full"}, "none, selective, full", recompute))
+    return e;
+  t.recompute = static_cast<Recompute>(recompute);
+  if (auto e = r.integer("recompute_layers", t.recompute_layers)) return e;
+  if (auto e = r.boolean("flash_attention", t.flash_attention)) return e;
+  if (auto e = r.boolean("dropout", t.dropout)) return e;
+  if (auto e = r.dtype("param_dtype", t.param_dtype)) return e;
+  if (auto e = r.dtype("grad_dtype", t.grad_dtype)) return e;
+  if (auto e = r.boolean("fp32_grad_accum", t.fp32_grad_accumulation)) return e;
+  if (auto e = r.dtype("reduce_dtype", t.reduce_dtype)) return e;
+  if (auto e = r.boolean("master_weights", t.master_weights)) return e;
+  if (auto e = r.dtype("optimizer_dtype", t.optimizer_state_dtype)) return e;
+  if (auto e = r.dtype("activation_dtype", t.activation_dtype)) return e;
+  int opt = 0;
+  if (auto e = r.choice("optimizer",
+                        {"adamw", "adam8bit", "sgd", "sgd-momentum", "adafactor", "lion", "muon"},
+                        "adamw, adam8bit, sgd, sgd-momentum, adafactor, lion, muon", opt))
+    return e;
+  t.optimizer = static_cast<Optimizer>(opt);
+  return std::nullopt;
+}
+
+// dp from --dp, or derived from --gpus; both given must agree.
+std::optional<Error> read_world(const Reader& r, Parallelism& p) {
+  int64_t gpus = 0;
+  if (auto e = r.integer("dp", p.dp)) return e;
+  if (auto e = r.integer("gpus", gpus)) return e;
+  if (!r.has("gpus")) return std::nullopt;
+  const int64_t model_parallel = p.tp * p.pp * p.cp;
+  if (gpus <= 0 || model_parallel <= 0 || gpus % model_parallel != 0)
+    return Error{"gpus", std::to_string(gpus),
+                 fmt::format("a multiple of tp·pp·cp = {}", model_parallel),
+                 "the world size must factor as tp·pp·cp·dp"};
+  const int64_t derived = gpus / model_parallel;
+  if (r.has("dp") && p.dp != derived)
+    return Error{"dp", std::to_string(p.dp),
+                 fmt::format("{} (gpus / (tp·pp·cp)) or leave dp out", derived),
+                 fmt::format("gpus = {} but tp·pp·cp·dp = {}", gpus, model_parallel * p.dp)};
+  p.dp = derived;
+  return std::nullopt;
+}
+
+std::optional<Error> read_parallel(const Reader& r, Parallelism& p) {
+  const std::pair<const char*, int64_t*> ints[] = {{"tp", &p.tp},
+                                                   {"pp", &p.pp},
+                                                   {"vpp", &p.vpp},
+                                                   {"cp", &p.cp},
+                                                   {"ep", &p.ep},
+                                                   {"etp", &p.etp},
+                                                   {"zero", &p.zero},
+                                                   {"fsdp_shard_group", &p.fsdp_shard_group},
+                                                   {"fsdp_prefetch", &p.fsdp_prefetch},
+                                                   {"first_stage_layers", &p.first_stage_layers},
+                                                   {"last_stage_layers", &p.last_stage_layers}};
+  for (const auto& [key, target] : ints)
+    if (auto e = r.integer(key, *target)) return e;
+  if (auto e = r.boolean("sequence_parallel", p.sequence_parallel)) return e;
+  if (auto e = r.boolean("distributed_optimizer", p.distributed_optimizer)) return e;
+  if (auto e = r.boolean("embedding_stage", p.embedding_as_stage)) return e;
+  if (auto e = r.boolean("loss_stage", p.loss_as_stage)) return e;
+  int schedule = p.vpp > 1 ? 1 : 0;  // interleaved is implied by virtual stages
+  if (auto e = r.choice("schedule", {"1f1b", "interleaved", "gpipe"}, "1f1b, interleaved, gpipe",
+                        schedule))
+    return e;
+  p.schedule = static_cast<Schedule>(schedule);
+  int fsdp = 0;
+  if (auto e = r.choice("fsdp", {"none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"},
+                        "none, full_shard, shard_grad_op, hybrid_shard, no_shard", fsdp))
+    return e;
+  p.fsdp = static_cast<FsdpMode>(fsdp);
+  return read_world(r, p);
+}
+
+}  // namespace
+
+std::span<const OptionSpec> scenario_options() { return kOptions; }
+
+std::string flag_name(const std::string& key) {
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+namespace {
+
+std::optional<Error> read_overheads(const Reader& r, Overheads& o) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  const std::pair<const char*, int64_t*> sizes[] = {
+      {"cuda_context_gib", &o.cuda_context_bytes}, {"nccl_gib_per_group", &o.nccl_bytes_per_group}};
+  for (const auto& [key, target] : sizes) {
+    double gib = static_cast<double>(*target) / kGiB;
+    if (auto e = r.number(key, gib)) return e;
+    if (gib < 0 || gib > 64) return Error{key, fmt::format("{}", gib), "0 to 64 (GiB)", ""};
+    *target = static_cast<int64_t>(gib * kGiB);
+  }
+  return r.number("allocator_overhead", o.allocator_fraction);
+}
+
+std::optional<Error> read_hardware(const Reader& r, ResolvedScenario& out) {
+  if (auto e = r.text("gpu", out.gpu)) return e;
+  if (!r.has("gpu_memory_gib")) return std::nullopt;
+  double gib = 0;
+  if (auto e = r.number("gpu_memory_gib", gib)) return e;
+  if (gib <= 0 || gib > 1e6)
+    return Error{"gpu_memory_gib", fmt::format("{}", gib), "a capacity from 0 to 1,000,000 GiB",
+                 ""};
+  out.gpu_memory_gib = gib;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader& read_file) {
+  if (!settings.is_object())
+    return Error{"scenario", settings.dump().substr(0, 60), "a JSON object of settings", ""};
+  if (auto e = check_known_keys(settings)) return *e;
+  const Reader r(settings);
+  ResolvedScenario out;
+  Result<ParsedModel> model = read_model(r, settings, read_file);
+  if (!model) return model.error();
+  out.scenario.model = std::move(model->model);
+  out.warnings = model->warnings;
+  if (auto e = read_training(r, out.scenario.training)) return *e;
+  if (auto e = read_parallel(r, out.scenario.parallel)) return *e;
+  if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
+  if (auto e = read_hardware(r, out)) return *e;
+  return out;
+}
+
+}  // namespace vramplan
