@@ -310,10 +310,6 @@ std::vector<StageEstimate> merge_identical(std::vector<StageEstimate> ranks, int
 
 void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
   const Parallelism& p = s.parallel;
-  if (p.pp > 1 && s.training.global_batch == 0)
-    est.warnings.push_back(fmt::format(
-        "global_batch not given: assumed {} sequences ({} microbatches per step) for the pipeline",
-        m * s.training.micro_batch * p.dp, m));
   if (p.pp > 1 && m < p.pp)
     est.warnings.push_back(fmt::format(
         "only {} microbatches for {} pipeline stages: most of each step is pipeline bubble", m,

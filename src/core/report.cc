@@ -317,9 +317,11 @@ std::string sharding_text(const Parallelism& p) {
                        : fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::string batch_text(const Training& t, const Estimate& e) {
+std::string batch_text(const Training& t, const Parallelism& p, const Estimate& e) {
+  // global_batch 0 stands for one microbatch per data-parallel rank.
+  const int64_t global = t.global_batch > 0 ? t.global_batch : t.micro_batch * p.dp;
   return fmt::format("seq {} · micro-batch {} · global batch {} · {} microbatches per step",
-                     t.seq_len, t.micro_batch, t.global_batch, e.microbatches);
+                     t.seq_len, t.micro_batch, global, e.microbatches);
 }
 
 std::string training_text(const Training& t) {
@@ -405,6 +407,7 @@ std::string truncate(std::string_view s, int width) {
 // Breaks text into lines of at most `width` columns at spaces; words longer than a line are
 // split. Formulas are long, and their numbers must survive.
 std::vector<std::string> wrap(std::string_view text, int width) {
+  width = std::max(width, 1);
   std::vector<std::string> lines;
   std::string line;
   auto flush = [&] {
@@ -413,7 +416,7 @@ std::vector<std::string> wrap(std::string_view text, int width) {
   };
   std::size_t pos = 0;
   while (pos < text.size()) {
-    std::size_t end = text.find(' ', pos);
+    std::size_t end = text.find_first_of(" \t\r\n", pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view word = text.substr(pos, end - pos);
     pos = end + 1;
@@ -436,7 +439,6 @@ class Style {
  public:
   explicit Style(bool color) : color_(color) {}
   std::string bold(std::string_view s) const { return paint(s, "1"); }
-  std::string dim(std::string_view s) const { return paint(s, "2"); }
   std::string paint(std::string_view s, std::string_view code) const {
     if (!color_) return std::string(s);
     return fmt::format("\x1b[{}m{}\x1b[0m", code, s);
@@ -489,7 +491,7 @@ class TableWriter {
   TableWriter(const Scenario& s, const Estimate& e, const TableOptions& o)
       : scenario_(s),
         estimate_(e),
-        width_(std::max(o.width, 60)),
+        width_(std::max(o.width, 60)),  // narrower leaves no room for the formula column
         style_(o.color),
         palette_(e, style_) {}
 
@@ -538,7 +540,7 @@ class TableWriter {
     field("params", parameters_text(estimate_.parameters));
     field("layout", layout_text(scenario_.parallel));
     field("sharding", sharding_text(scenario_.parallel));
-    field("batch", batch_text(scenario_.training, estimate_));
+    field("batch", batch_text(scenario_.training, scenario_.parallel, estimate_));
     field("training", training_text(scenario_.training));
   }
 
@@ -809,7 +811,8 @@ std::string render_markdown(const Scenario& scenario, const Estimate& estimate) 
   out += fmt::format("- **Parameters:** {}\n", parameters_text(estimate.parameters));
   out += fmt::format("- **Layout:** {}\n", layout_text(scenario.parallel));
   out += fmt::format("- **Sharding:** {}\n", sharding_text(scenario.parallel));
-  out += fmt::format("- **Batch:** {}\n", batch_text(scenario.training, estimate));
+  out +=
+      fmt::format("- **Batch:** {}\n", batch_text(scenario.training, scenario.parallel, estimate));
   out += fmt::format("- **Training:** {}\n", training_text(scenario.training));
   for (const StageEstimate& stage : estimate.stages) md_stage(out, stage);
   out += fmt::format("\n## Peak\n\n{}\n", md_cell(peak_text(estimate)));

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/model_states.h"
+#include "core/validate.h"
 #include "vramplan/hf_config.h"
 #include "vramplan/precision.h"
 #include "vramplan/presets.h"
@@ -340,6 +341,27 @@ std::optional<Error> require_custom_fields(const Reader& r) {
   return std::nullopt;
 }
 
+// validate_model names ModelConfig fields; when the user set that field as an option, name the
+// option they typed instead.
+Error name_model_field(const Reader& r, Error e) {
+  static const std::pair<const char*, const char*> kFieldToKey[] = {
+      {"hidden", "hidden_size"},
+      {"num_layers", "num_layers"},
+      {"num_heads", "num_heads"},
+      {"num_kv_heads", "num_kv_heads"},
+      {"head_dim", "head_dim"},
+      {"ffn", "ffn_size"},
+      {"vocab", "vocab_size"},
+      {"moe.num_experts", "num_experts"},
+      {"moe.top_k", "top_k"},
+      {"moe.expert_ffn", "expert_ffn_size"},
+      {"moe.shared_experts", "shared_experts"},
+      {"moe.shared_expert_ffn", "shared_expert_ffn_size"}};
+  for (const auto& [field, key] : kFieldToKey)
+    if (e.field == field && r.has(key)) e.field = key;
+  return e;
+}
+
 Result<ParsedModel> read_model(const Reader& r, const json& settings, const FileReader& read_file) {
   const bool custom = !r.has("model") && !r.has("model_config");
   ParsedModel parsed;
@@ -352,7 +374,7 @@ Result<ParsedModel> read_model(const Reader& r, const json& settings, const File
     parsed = std::move(loaded).value();
   }
   if (auto e = apply_model_overrides(r, custom, parsed)) return *e;
-  if (auto e = validate_model(parsed.model)) return *e;
+  if (auto e = validate_model(parsed.model)) return name_model_field(r, *std::move(e));
   return parsed;
 }
 
@@ -393,8 +415,12 @@ std::optional<Error> read_world(const Reader& r, Parallelism& p) {
   if (auto e = r.integer("dp", p.dp)) return e;
   if (auto e = r.integer("gpus", gpus)) return e;
   if (!r.has("gpus")) return std::nullopt;
-  const int64_t model_parallel = p.tp * p.pp * p.cp;
-  if (gpus <= 0 || model_parallel <= 0 || gpus % model_parallel != 0)
+  for (int64_t degree : {p.tp, p.pp, p.cp})
+    if (degree <= 0 || degree > (int64_t{1} << 24)) return std::nullopt;  // validation names it
+  const __int128 wide_model_parallel = static_cast<__int128>(p.tp) * p.pp * p.cp;
+  if (wide_model_parallel > (int64_t{1} << 40)) return std::nullopt;  // validation names it
+  const int64_t model_parallel = static_cast<int64_t>(wide_model_parallel);
+  if (gpus <= 0 || gpus % model_parallel != 0)
     return Error{"gpus", std::to_string(gpus),
                  fmt::format("a multiple of tp·pp·cp = {}", model_parallel),
                  "the world size must factor as tp·pp·cp·dp"};
@@ -402,7 +428,7 @@ std::optional<Error> read_world(const Reader& r, Parallelism& p) {
   if (r.has("dp") && p.dp != derived)
     return Error{"dp", std::to_string(p.dp),
                  fmt::format("{} (gpus / (tp·pp·cp)) or leave dp out", derived),
-                 fmt::format("gpus = {} but tp·pp·cp·dp = {}", gpus, model_parallel * p.dp)};
+                 fmt::format("gpus = {} but dp = {}", gpus, p.dp)};
   p.dp = derived;
   return std::nullopt;
 }
@@ -475,6 +501,23 @@ std::optional<Error> read_hardware(const Reader& r, ResolvedScenario& out) {
   return std::nullopt;
 }
 
+// Without a global batch, a step is one microbatch per rank, or enough microbatches to fill the
+// pipeline twice; the user is told which.
+void default_batch(ResolvedScenario& out) {
+  Training& tr = out.scenario.training;
+  const Parallelism& par = out.scenario.parallel;
+  // Out-of-range inputs are left for validation to name; multiplying them could overflow.
+  const bool sane = tr.micro_batch > 0 && tr.micro_batch <= (1 << 20) && par.dp > 0 &&
+                    par.dp <= (1 << 24) && par.pp > 0 && par.pp <= (1 << 20);
+  if (tr.global_batch > 0 || !sane) return;
+  tr.global_batch = default_global_batch(out.scenario.parallel, tr.micro_batch);
+  if (out.scenario.parallel.pp > 1)
+    out.warnings.push_back(fmt::format(
+        "global_batch not given: assumed {} sequences ({} microbatches per step) to fill the "
+        "pipeline",
+        tr.global_batch, tr.global_batch / (tr.micro_batch * out.scenario.parallel.dp)));
+}
+
 }  // namespace
 
 Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader& read_file) {
@@ -489,6 +532,7 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   out.warnings = model->warnings;
   if (auto e = read_training(r, out.scenario.training)) return *e;
   if (auto e = read_parallel(r, out.scenario.parallel)) return *e;
+  default_batch(out);
   if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
   if (auto e = read_hardware(r, out)) return *e;
   return out;

@@ -54,7 +54,7 @@ std::optional<Error> check_sizes(const Scenario& s) {
   if (auto e = check_range("global_batch", tr.global_batch, 0, kMaxGlobalBatch)) return e;
   for (const auto& [name, value] : degrees)
     if (auto e = check_range(name, value, 1, kMaxDegree)) return e;
-  if (p.world_size() > kMaxWorld)
+  if (static_cast<__int128>(p.tp) * p.pp * p.cp * p.dp > kMaxWorld)
     return Error{"dp", to_string(p.dp), "tp·pp·cp·dp of at most " + to_string(kMaxWorld) + " GPUs",
                  "world size " + to_string(p.world_size()) + " is beyond any cluster"};
   if (auto e = check_range("zero", p.zero, 0, 3)) return e;

@@ -1,0 +1,93 @@
+#include "core/activations.h"
+
+#include <gtest/gtest.h>
+
+#include "core/test_models.h"
+
+namespace vramplan {
+namespace {
+
+Scenario llama(int64_t seq, int64_t tp = 1, bool sp = true) {
+  Scenario s;
+  s.model = testing::llama8b_shape();
+  s.training.seq_len = seq;
+  s.parallel.tp = tp;
+  s.parallel.sequence_parallel = sp;
+  return s;
+}
+
+TEST(Activations, LlamaLayerMatchesHandArithmetic) {
+  // n = 8192 tokens, h = 4096, a = 32, g = 8, d = 128, f = 14336, B = 2, flash, no dropout:
+  //   norm inputs 2·n·h·2        = 134,217,728
+  //   QKV input n·h·2            =  67,108,864
+  //   Q,K,V n·(32+16)·128·2      = 100,663,296
+  //   attention output n·a·d·2   =  67,108,864
+  //   softmax stats n·a·4        =   1,048,576
+  //   MLP input n·h·2            =  67,108,864
+  //   MLP 3·n·f·2                = 704,643,072
+  //   total                      = 1,141,899,264 = s·h·(12 + 4g/a + 6f/h)·1 + stats
+  Term t = layer_activations(llama(8192), false, true);
+  EXPECT_EQ(t.bytes, 1'141'899'264);
+  EXPECT_NE(t.formula.find("MLP intermediates"), std::string::npos);
+  EXPECT_EQ(layer_activations(llama(8192), false, false).formula, "");
+}
+
+TEST(Activations, SequenceParallelSplitsEverythingByTp) {
+  EXPECT_EQ(layer_activations(llama(8192, 4, true), false, false).bytes, 1'141'899'264 / 4);
+}
+
+TEST(Activations, WithoutSequenceParallelNormsAndInputsAreReplicated) {
+  // Replicated: norms 134,217,728 + QKV input 67,108,864 + MLP input 67,108,864 = 268,435,456;
+  // split by 4: (100,663,296 + 67,108,864 + 1,048,576 + 704,643,072)/4 = 218,365,952.
+  EXPECT_EQ(layer_activations(llama(8192, 4, false), false, false).bytes, 486'801'408);
+}
+
+TEST(Activations, MaterialisedAttentionStoresScores) {
+  // Adds the softmax output n·s·a·2 = 8192·8192·32·2 = 4,294,967,296 and drops flash's stats.
+  Scenario s = llama(8192);
+  s.training.flash_attention = false;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 - 1'048'576 + 4'294'967'296);
+  s.training.recompute = Recompute::kSelective;  // selective recompute drops exactly that term
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 - 1'048'576);
+}
+
+TEST(Activations, DropoutAddsMasks) {
+  // Two n·h one-byte masks = 2·8192·4096 = 67,108,864.
+  Scenario s = llama(8192);
+  s.training.dropout = true;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 + 67'108'864);
+}
+
+TEST(Activations, ContextParallelSplitsTheSequence) {
+  Scenario s = llama(8192);
+  s.parallel.cp = 2;
+  EXPECT_EQ(tokens_per_rank(s), 4096);
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 / 2);
+}
+
+TEST(Activations, RecomputedLayerKeepsItsInput) {
+  EXPECT_EQ(recomputed_layer_input(llama(8192), false).bytes, 8192LL * 4096 * 2);
+  EXPECT_EQ(recomputed_layer_input(llama(8192, 4), false).bytes, 8192LL * 4096 * 2 / 4);
+}
+
+TEST(Activations, LogitsInActivationDtypePlusFp32Copy) {
+  // n·V·(2 + 4) = 8192·128256·6 = 6,304,038,912; TP splits the vocabulary.
+  EXPECT_EQ(logits_and_loss(llama(8192), false).bytes, 6'304'038'912);
+  EXPECT_EQ(logits_and_loss(llama(8192, 2), false).bytes, 6'304'038'912 / 2);
+}
+
+TEST(Activations, MoeLayerCountsDispatchedTokens) {
+  // tiny MoE, n = 128 tokens, h 64, E 8, k 2, f_e 32, B 2, t 1:
+  //   norm inputs 2·128·64·2 = 32,768; QKV input 16,384; Q,K,V 128·(4+4)·16·2 = 32,768;
+  //   attention output 128·4·16·2 = 16,384; stats 128·4·4 = 2,048;
+  //   router input 16,384; router scores 2·128·8·4 = 8,192;
+  //   dispatched + outputs 2·(128·2)·64·2 = 65,536; expert intermediates 3·256·32·2 = 49,152
+  //   total 239,616
+  Scenario s;
+  s.model = testing::tiny_moe();
+  s.training.seq_len = 128;
+  EXPECT_EQ(layer_activations(s, true, false).bytes, 239'616);
+}
+
+}  // namespace
+}  // namespace vramplan

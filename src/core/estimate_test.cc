@@ -1,0 +1,191 @@
+#include "vramplan/estimate.h"
+
+#include <gtest/gtest.h>
+
+#include "core/test_models.h"
+#include "vramplan/hf_config.h"
+#include "vramplan/presets.h"
+
+namespace vramplan {
+namespace {
+
+Scenario preset_scenario(const char* name) {
+  const Preset* preset = find_preset(name);
+  EXPECT_NE(preset, nullptr) << name;
+  Result<ParsedModel> parsed = parse_hf_config(preset->config, preset->name);
+  EXPECT_TRUE(parsed.ok());
+  Scenario s;
+  s.model = parsed->model;
+  return s;
+}
+
+Estimate run(const Scenario& s) {
+  Result<Estimate> e = estimate(s);
+  EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message());
+  return e.ok() ? e.value() : Estimate{};
+}
+
+int64_t row(const StageEstimate& stage, const std::string& component) {
+  for (const Row& r : stage.rows)
+    if (r.component == component) return r.bytes;
+  return 0;
+}
+
+int64_t states(const StageEstimate& st) {
+  return row(st, "weights") + row(st, "gradients") + row(st, "master weights") +
+         row(st, "optimizer states");
+}
+
+TEST(Estimate, ModelStatesOfMixedPrecisionAdam) {
+  // Llama-3.1-8B, one GPU: bf16 weights 2 B + fp32 grads 4 B + fp32 master 4 B + Adam 8 B
+  // = 18 B/param × 8,030,261,248 = 144,544,702,464 B.
+  const Estimate e = run(preset_scenario("Llama-3.1-8B"));
+  ASSERT_EQ(e.stages.size(), 1u);
+  EXPECT_EQ(row(e.stages[0], "weights"), 2 * 8'030'261'248);
+  EXPECT_EQ(states(e.stages[0]), 18 * 8'030'261'248);
+}
+
+TEST(Estimate, DistributedOptimizerShardsMasterAndMoments) {
+  // 6 B unsharded (weights + fp32 grads) + 12 B / 8 → 7.5 B/param.
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.parallel.dp = 8;
+  s.parallel.distributed_optimizer = true;
+  const Estimate e = run(s);
+  EXPECT_EQ(states(e.stages[0]), 6 * 8'030'261'248 + 12 * 8'030'261'248 / 8);
+}
+
+TEST(Estimate, ZeroThreeDividesModelStatesByRanks) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  const int64_t whole = states(run(s).stages[0]);
+  s.parallel.dp = 8;
+  s.parallel.zero = 3;
+  const Estimate e = run(s);
+  EXPECT_NEAR(static_cast<double>(states(e.stages[0])), whole / 8.0, whole * 1e-6);
+  EXPECT_GT(row(e.stages[0], "unsharded parameter buffers"), 0);
+}
+
+TEST(Estimate, MemoryGrowsWithSequenceAndMicroBatch) {
+  Scenario s = preset_scenario("Qwen3-8B");
+  int64_t previous = 0;
+  for (int64_t seq : {1024, 2048, 4096, 8192}) {
+    s.training.seq_len = seq;
+    const int64_t peak = run(s).peak.allocated_bytes;
+    EXPECT_GT(peak, previous) << seq;
+    previous = peak;
+  }
+  previous = 0;
+  for (int64_t mb : {1, 2, 4}) {
+    s.training.micro_batch = mb;
+    const int64_t peak = run(s).peak.allocated_bytes;
+    EXPECT_GT(peak, previous) << mb;
+    previous = peak;
+  }
+}
+
+TEST(Estimate, MoreTensorParallelismNeverAddsWeights) {
+  Scenario s = preset_scenario("Llama-3.1-70B");
+  int64_t previous = INT64_MAX;
+  for (int64_t tp : {1, 2, 4, 8}) {
+    s.parallel.tp = tp;
+    const int64_t weights = row(run(s).stages[0], "weights");
+    EXPECT_LE(weights, previous) << tp;
+    previous = weights;
+  }
+}
+
+TEST(Estimate, QuantitiesNest) {
+  for (const char* name : {"Llama-3.1-8B", "Mixtral-8x7B-v0.1", "DeepSeek-V2-Lite", "gpt2"}) {
+    const Estimate e = run(preset_scenario(name));
+    for (const StageEstimate& st : e.stages) {
+      EXPECT_GT(st.allocated_bytes, 0) << name;
+      EXPECT_LE(st.allocated_bytes, st.reserved_bytes) << name;
+      EXPECT_LE(st.reserved_bytes, st.device_bytes) << name;
+      for (const Row& r : st.rows) {
+        EXPECT_GT(r.bytes, 0) << name << " " << r.component;
+        EXPECT_FALSE(r.formula.empty()) << name << " " << r.component;
+        EXPECT_FALSE(r.source.empty()) << name << " " << r.component;
+      }
+    }
+  }
+}
+
+TEST(Estimate, PipelineStagesDifferAndThePeakIsNamed) {
+  // 1F1B over 4 stages: the first keeps 4 microbatches, the last 1 plus the logits.
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.parallel.pp = 4;
+  s.training.global_batch = 16;
+  const Estimate e = run(s);
+  ASSERT_EQ(e.stages.size(), 4u);
+  EXPECT_EQ(e.stages[0].name, "stage 1 of 4 (first)");
+  EXPECT_EQ(e.stages[3].name, "stage 4 of 4 (last)");
+  EXPECT_EQ(e.stages[0].in_flight_microbatches, 4);
+  EXPECT_GT(row(e.stages[3], "logits + loss"), 0);
+  EXPECT_EQ(row(e.stages[0], "logits + loss"), 0);
+  EXPECT_LT(e.peak.stage, e.stages.size());
+  EXPECT_EQ(e.peak.device_bytes, e.stages[e.peak.stage].device_bytes);
+}
+
+TEST(Estimate, IdenticalMiddleStagesAreMerged) {
+  // GPipe keeps every microbatch on every stage, so the middle stages are identical.
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.parallel.pp = 8;
+  s.parallel.schedule = Schedule::kGPipe;
+  s.training.global_batch = 8;
+  const Estimate e = run(s);
+  ASSERT_EQ(e.stages.size(), 3u);
+  EXPECT_EQ(e.stages[1].name, "stages 2-7 of 8");
+  EXPECT_EQ(e.stages[1].ranks.size(), 6u);
+}
+
+TEST(Estimate, FullRecomputeKeepsOnlyLayerInputs) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  const int64_t stored = row(run(s).stages[0], "activations");
+  s.training.recompute = Recompute::kFull;
+  const Estimate e = run(s);
+  // 32 layer inputs of n·h·2 = 32 · 4096·4096·2 = 1,073,741,824.
+  EXPECT_EQ(row(e.stages[0], "activations"), 32LL * 4096 * 4096 * 2);
+  EXPECT_LT(row(e.stages[0], "activations"), stored);
+  EXPECT_GT(row(e.stages[0], "recompute working set"), 0);
+}
+
+TEST(Estimate, ExpertParallelismShardsExperts) {
+  Scenario s = preset_scenario("Qwen3-30B-A3B");
+  s.parallel.dp = 8;
+  const int64_t replicated = row(run(s).stages[0], "weights");
+  s.parallel.ep = 8;
+  const int64_t sharded = row(run(s).stages[0], "weights");
+  EXPECT_LT(sharded, replicated / 4);
+}
+
+TEST(Estimate, ExplainOffSkipsFormulasButNotBytes) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  Result<Estimate> quiet = estimate(s, {.explain = false});
+  ASSERT_TRUE(quiet.ok());
+  const Estimate loud = run(s);
+  EXPECT_EQ(quiet->peak.device_bytes, loud.peak.device_bytes);
+  for (const Row& r : quiet->stages[0].rows) EXPECT_TRUE(r.formula.empty());
+}
+
+TEST(Estimate, AbsurdSizesAreErrorsNotOverflow) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.training.seq_len = int64_t{1} << 26;
+  s.training.micro_batch = int64_t{1} << 20;
+  Result<Estimate> e = estimate(s);
+  ASSERT_FALSE(e.ok());
+  EXPECT_FALSE(e.error().field.empty());
+}
+
+TEST(Estimate, EveryPresetEstimates) {
+  for (const Preset& p : presets()) {
+    Result<ParsedModel> parsed = parse_hf_config(p.config, p.name);
+    ASSERT_TRUE(parsed.ok()) << p.name;
+    Scenario s;
+    s.model = parsed->model;
+    Result<Estimate> e = estimate(s);
+    ASSERT_TRUE(e.ok()) << p.name << ": " << e.error().message();
+    EXPECT_GT(e->peak.allocated_bytes, 0) << p.name;
+  }
+}
+
+}  // namespace
+}  // namespace vramplan

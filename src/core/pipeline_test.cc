@@ -1,0 +1,121 @@
+#include "core/pipeline.h"
+
+#include <gtest/gtest.h>
+
+namespace vramplan {
+namespace {
+
+Parallelism pipeline(int64_t pp, int64_t vpp = 1, Schedule schedule = Schedule::k1F1B) {
+  Parallelism p;
+  p.pp = pp;
+  p.vpp = vpp;
+  p.schedule = vpp > 1 && schedule == Schedule::k1F1B ? Schedule::kInterleaved : schedule;
+  return p;
+}
+
+TEST(Pipeline, EvenSplitGivesEachRankConsecutiveLayers) {
+  // 32 layers over 4 stages: 8 each; rank 1 holds layers 8..15.
+  auto ranks = layout_pipeline(32, pipeline(4), 8);
+  ASSERT_EQ(ranks.size(), 4u);
+  EXPECT_EQ(ranks[1].layers.size(), 8u);
+  EXPECT_EQ(ranks[1].layers.front(), 8);
+  EXPECT_EQ(ranks[1].layers.back(), 15);
+  EXPECT_TRUE(ranks[0].has_embedding);
+  EXPECT_FALSE(ranks[0].has_head);
+  EXPECT_TRUE(ranks[3].has_head);
+}
+
+TEST(Pipeline, OneFOneBKeepsPMinusRankMicrobatches) {
+  // 1F1B: rank r keeps min(pp - r, m): with m = 8 → 4, 3, 2, 1; with m = 2 → 2, 2, 2, 1.
+  auto ranks = layout_pipeline(32, pipeline(4), 8);
+  EXPECT_EQ(ranks[0].in_flight_chunks, 4);
+  EXPECT_EQ(ranks[1].in_flight_chunks, 3);
+  EXPECT_EQ(ranks[3].in_flight_chunks, 1);
+  auto few = layout_pipeline(32, pipeline(4), 2);
+  EXPECT_EQ(few[0].in_flight_chunks, 2);
+  EXPECT_EQ(few[3].in_flight_chunks, 1);
+}
+
+TEST(Pipeline, InterleavedRanksHoldEveryPthChunk) {
+  // 32 layers, pp 4, vpp 2 → 8 chunks of 4; rank 0 holds chunks 0 and 4 = layers 0-3, 16-19.
+  auto ranks = layout_pipeline(32, pipeline(4, 2), 8);
+  const std::vector<int64_t> expected = {0, 1, 2, 3, 16, 17, 18, 19};
+  EXPECT_EQ(ranks[0].layers, expected);
+  // Warm-up 2·(4−0−1) + (2−1)·4 = 10 chunk-microbatches, +1 in flight = 11; rank 3: 0 + 4 + 1 = 5.
+  EXPECT_EQ(ranks[0].in_flight_chunks, 11);
+  EXPECT_EQ(ranks[3].in_flight_chunks, 5);
+  // 11 chunks × 4 layers = 44 layer-microbatches = L·(1 + (p−1)/(p·v)) = 32·1.375.
+  EXPECT_EQ(ranks[0].in_flight_chunks * 4, 44);
+}
+
+TEST(Pipeline, GPipeKeepsEveryMicrobatch) {
+  auto ranks = layout_pipeline(32, pipeline(4, 1, Schedule::kGPipe), 8);
+  for (const auto& r : ranks) EXPECT_EQ(r.in_flight_chunks, 8);
+  EXPECT_EQ(ranks[3].in_flight_logits, 8);
+}
+
+TEST(Pipeline, NoPipelineRunsOneMicrobatchAtATime) {
+  auto ranks = layout_pipeline(32, pipeline(1), 16);
+  EXPECT_EQ(ranks[0].in_flight_chunks, 1);
+  EXPECT_TRUE(ranks[0].has_embedding && ranks[0].has_head);
+}
+
+TEST(Pipeline, UnevenFirstAndLastStages) {
+  // 30 layers, pp 4, first 6, last 6 → the two middle stages share 18 = 9 + 9.
+  Parallelism p = pipeline(4);
+  p.first_stage_layers = 6;
+  p.last_stage_layers = 6;
+  ASSERT_FALSE(validate_pipeline(30, p));
+  auto ranks = layout_pipeline(30, p, 8);
+  EXPECT_EQ(ranks[0].layers.size(), 6u);
+  EXPECT_EQ(ranks[1].layers.size(), 9u);
+  EXPECT_EQ(ranks[2].layers.size(), 9u);
+  EXPECT_EQ(ranks[3].layers.size(), 6u);
+}
+
+TEST(Pipeline, EmbeddingAndLossCountAsLayers) {
+  // 30 layers + embedding + loss = 32 units over 4 stages: 7, 8, 8, 7 decoder layers.
+  Parallelism p = pipeline(4);
+  p.embedding_as_stage = p.loss_as_stage = true;
+  ASSERT_FALSE(validate_pipeline(30, p));
+  auto ranks = layout_pipeline(30, p, 8);
+  EXPECT_EQ(ranks[0].layers.size(), 7u);
+  EXPECT_EQ(ranks[1].layers.size(), 8u);
+  EXPECT_EQ(ranks[3].layers.size(), 7u);
+}
+
+TEST(Pipeline, EmbeddingAndHeadAsTheirOwnStages) {
+  // 6 layers + 2 units over 8 stages: the first holds only the embedding, the last only the head.
+  Parallelism p = pipeline(8);
+  p.embedding_as_stage = p.loss_as_stage = true;
+  ASSERT_FALSE(validate_pipeline(6, p));
+  auto ranks = layout_pipeline(6, p, 16);
+  EXPECT_TRUE(ranks[0].layers.empty());
+  EXPECT_TRUE(ranks[7].layers.empty());
+  EXPECT_EQ(ranks[1].layers.size(), 1u);
+}
+
+TEST(Pipeline, IndivisibleLayersNameTheDegree) {
+  auto e = validate_pipeline(32, pipeline(5));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "pp");
+  EXPECT_EQ(e->value, "5");
+  auto v = validate_pipeline(32, pipeline(2, 3));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->field, "vpp");
+}
+
+TEST(Pipeline, UnevenLayoutThatDoesNotSplitIsAnError) {
+  Parallelism p = pipeline(4);
+  p.first_stage_layers = 5;  // 32 − 5 = 27 over 3 stages = 9: fine
+  EXPECT_FALSE(validate_pipeline(32, p));
+  p.first_stage_layers = 6;  // 26 over 3 stages: not whole
+  auto e = validate_pipeline(32, p);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "first_stage_layers");
+  p.first_stage_layers = 40;  // more than the model has
+  EXPECT_TRUE(validate_pipeline(32, p));
+}
+
+}  // namespace
+}  // namespace vramplan
