@@ -46,12 +46,28 @@ std::string group_title(const std::string& group) {
   return it == titles.end() ? group : it->second;
 }
 
+const char* type_name(OptionKind kind) {
+  switch (kind) {
+    case OptionKind::kInteger:
+      return "INT";
+    case OptionKind::kNumber:
+      return "NUM";
+    case OptionKind::kBool:
+      return "[BOOL]";
+    case OptionKind::kChoice:
+      return "CHOICE";
+    default:
+      return "TEXT";
+  }
+}
+
 void register_scenario_options(CLI::App& cmd, EstimateArgs& args) {
   for (const OptionSpec& o : scenario_options()) {
     if (o.kind == OptionKind::kObject) continue;  // inline objects come from scenario files
     const std::string key = o.key;
     CLI::Option* opt = cmd.add_option(flag_name(key), args.values[key], help_text(o));
     opt->group(group_title(o.group));
+    opt->type_name(type_name(o.kind));
     if (o.kind == OptionKind::kBool) {
       opt->expected(0, 1);  // "--flag" alone means true
       cmd.add_flag(flag_name("no_" + key), args.negated[key],

@@ -451,7 +451,7 @@ TEST(HfConfigErrorTest, AbsurdSizesFailBeforeAnythingIsAllocated) {
   Error total = parse_error(llama_with(
       R"("hidden_size": 1048576, "num_hidden_layers": 100000, "num_attention_heads": 64,
           "intermediate_size": 16777216)"));
-  EXPECT_EQ(total.field, "config");
+  EXPECT_EQ(total.field, "config") << total.message();
   EXPECT_NE(total.reason.find("overflow"), std::string::npos);
 }
 

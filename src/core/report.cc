@@ -29,7 +29,7 @@ std::string_view optimizer_name(Optimizer o) {
     case Optimizer::kSgd:
       return "sgd";
     case Optimizer::kSgdMomentum:
-      return "sgd_momentum";
+      return "sgd-momentum";  // as scenario_io parses it
     case Optimizer::kAdafactor:
       return "adafactor";
     case Optimizer::kLion:

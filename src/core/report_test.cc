@@ -184,7 +184,7 @@ TEST(EstimateToJson, ScenarioEchoesResolvedInputs) {
   EXPECT_EQ(j["model"]["num_kv_heads"], 8);
   EXPECT_EQ(j["model"]["moe_layers"], nlohmann::json::array({3}));
   EXPECT_EQ(j["model"]["attention"], "standard");
-  EXPECT_EQ(j["training"]["optimizer"], "sgd_momentum");
+  EXPECT_EQ(j["training"]["optimizer"], "sgd-momentum");
   EXPECT_EQ(j["training"]["recompute"], "selective");
   EXPECT_EQ(j["training"]["param_dtype"], "fp8");
   EXPECT_EQ(j["training"]["optimizer_state_dtype"], "fp32");

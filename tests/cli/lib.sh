@@ -16,6 +16,7 @@ if [[ -z "$VRAMPLAN" || ! -x "$VRAMPLAN" ]]; then
   echo "usage: bash $0 path/to/vramplan (got '${VRAMPLAN}')" >&2
   exit 2
 fi
+VRAMPLAN="$(cd "$(dirname "$VRAMPLAN")" && pwd)/$(basename "$VRAMPLAN")"  # tests may cd
 VRAMPLAN_SOURCE_DIR="${VRAMPLAN_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 export NO_COLOR=1  # the table is compared as text
 
@@ -154,18 +155,22 @@ expect_no_nonfinite() {
 # Python snippet that loads the captured stdout as JSON into `d` (with NaN/Infinity allowed, so
 # that they can be reported rather than crash the parser).
 _PY_LOAD='import json, math, sys
-with open(sys.argv[1], encoding="utf-8") as f:
-    d = json.load(f)
+try:
+    with open(sys.argv[1], encoding="utf-8") as f:
+        d = json.load(f)
+except ValueError as e:
+    print(f"stdout is not JSON ({e})")
+    sys.exit(1)
 '
 
 # expect_json PYTHON_EXPRESSION: the last stdout parses as JSON and the expression over `d` is
-# true. On failure the expression is shown with the exception or the value of `d`-parts it names.
+# true. On failure the expression is shown with the exception it raised, or "false".
 expect_json() {
   local result
   result=$(python3 -c "$_PY_LOAD
 expr = sys.argv[2]
 try:
-    ok = eval(expr, {'d': d, 'math': math, 'json': json})
+    ok = eval('(' + expr + '\n)', {'d': d, 'math': math, 'json': json})
 except Exception as e:  # a missing key is a failure too
     print(f'{type(e).__name__}: {e}')
     sys.exit(1)
@@ -180,7 +185,7 @@ if not ok:
 # and status 1 when it cannot be evaluated).
 json_value() {
   python3 -c "$_PY_LOAD
-print(eval(sys.argv[2], {'d': d, 'math': math}))" "$RUN_OUT_FILE" "$1" 2>/dev/null
+print(eval('(' + sys.argv[2] + '\n)', {'d': d, 'math': math}))" "$RUN_OUT_FILE" "$1" 2>/dev/null
 }
 
 # Every number in the JSON output is finite and no "*bytes" value is negative.
