@@ -93,7 +93,8 @@ Result<nlohmann::json> collect_settings(const EstimateArgs& args) {
   for (const auto& [key, option] : args.options) {
     if (option->count() == 0) continue;
     const std::string& value = args.values.at(key);
-    settings[key] = value.empty() ? "true" : value;  // a bare boolean flag
+    const bool bare_flag = value.empty() && option->get_expected_min() == 0;
+    settings[key] = bare_flag ? "true" : value;  // only booleans may stand alone
   }
   for (const auto& [key, given] : args.negated)
     if (given) settings[key] = "false";

@@ -215,23 +215,27 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
 void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out) {
   if (!rank.has_head) return;
   const Wide mbs = rank.in_flight_logits;
-  auto times = [&](Term t, Wide k) {
+  // Scales a per-microbatch term by `k`, saying what k counts.
+  auto times = [&](Term t, Wide k, const std::string& what) {
     t.bytes *= k;
-    if (c.explain && k > 1)
-      t.formula = fmt::format("{} microbatches × ({})", static_cast<int64_t>(k), t.formula);
+    if (c.explain && k > 1) t.formula = fmt::format("{} × ({})", what, t.formula);
     return t;
   };
-  out.add("final norm + LM head inputs", times(head_activations(c.s, c.explain), mbs),
+  const std::string microbatches = fmt::format("{} microbatches", static_cast<int64_t>(mbs));
+  out.add("final norm + LM head inputs", times(head_activations(c.s, c.explain), mbs, microbatches),
           CountsToward::kAllocated, kSourceActivations);
   const int64_t mtp = c.s.model.mtp_layers;
-  out.add("logits + loss", times(logits_and_loss(c.s, c.explain), mbs * (1 + mtp)),
+  const std::string heads = mtp > 0 ? fmt::format("{} microbatch(es) × (1 main + {} MTP) heads",
+                                                  static_cast<int64_t>(mbs), mtp)
+                                    : microbatches;
+  out.add("logits + loss", times(logits_and_loss(c.s, c.explain), mbs * (1 + mtp), heads),
           CountsToward::kAllocated, kSourceLogits);
   if (mtp > 0) {
     Term layer = c.s.model.is_moe() ? c.moe_layer : c.dense_layer;
-    if (c.explain)
-      layer.formula = fmt::format("{} MTP modules × one layer: {}", mtp, layer.formula);
-    out.add("MTP activations", times(std::move(layer), mbs * mtp), CountsToward::kAllocated,
-            kSourceActivations);
+    out.add("MTP activations",
+            times(std::move(layer), mbs * mtp,
+                  fmt::format("{} microbatch(es) × {} MTP layers", static_cast<int64_t>(mbs), mtp)),
+            CountsToward::kAllocated, kSourceActivations);
   }
 }
 

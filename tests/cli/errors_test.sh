@@ -24,13 +24,13 @@ custom() {
 bad_input() {
   local spec="$1"
   shift
-  case_name "${spec%%|*} <- estimate $*"
+  case_name "${spec%%|*} <- estimate$(printf " %q" "$@")"
   run estimate "$@"
   expect_exit 2
   expect_stdout_empty
   expect_stderr_lines 1
   expect_stderr_contains "vramplan: error: "
-  local alternative found=""
+  local alternative found="" alternatives
   IFS='|' read -r -a alternatives <<<"$spec"
   for alternative in "${alternatives[@]}"; do
     [[ "$RUN_ERR" == *"$alternative"* ]] && found=1
@@ -47,7 +47,7 @@ bad_input() {
 parse_error() {
   local text="$1"
   shift
-  case_name "parser error naming '$text' <- $*"
+  case_name "parser error naming '$text' <-$(printf " %q" "$@")"
   run "$@"
   expect_exit 2
   expect_stdout_empty
@@ -201,7 +201,7 @@ expect_stdout_empty
 # ---------------------------------------------------------------------------------------------
 # Valid runs never show nan, inf or a negative byte count, in any format.
 sane_run() {
-  case_name "sane output <- estimate $*"
+  case_name "sane output <- estimate$(printf " %q" "$@")"
   local format
   for format in json table csv markdown; do
     run estimate "$@" --format "$format"

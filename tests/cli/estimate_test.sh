@@ -19,7 +19,7 @@ compare_json() {
   local what="$1" expr="$2"
   shift 2
   local result
-  result=$(python3 -c '
+  if result=$(python3 -c '
 import json, sys
 docs = [json.load(open(p, encoding="utf-8")) for p in sys.argv[2:]]
 names = dict(zip("abcdefgh", docs))
@@ -31,8 +31,11 @@ except Exception as e:
 if not value:
     print("false")
     sys.exit(1)
-' "$expr" "$@" 2>&1)
-  if [[ $? == 0 ]]; then pass; else fail "$what: $expr" "true" "$result"; fi
+' "$expr" "$@" 2>&1); then
+    pass
+  else
+    fail "$what: $expr" "true" "$result"
+  fi
 }
 
 # Sum of the named rows' bytes in stage 0, as a Python expression over document `doc`.
@@ -41,10 +44,10 @@ rows_sum() {
   shift
   local names
   names=$(printf '"%s",' "$@")
-  echo "sum(r['bytes'] for r in $doc['stages'][0]['rows'] if r['component'] in ($names))"
+  echo "sum(r['bytes'] for r in ${doc}['stages'][0]['rows'] if r['component'] in ($names))"
 }
 
-row_bytes() { echo "[r['bytes'] for r in $1['stages'][0]['rows'] if r['component'] == '$2'][0]"; }
+row_bytes() { echo "[r['bytes'] for r in ${1}['stages'][0]['rows'] if r['component'] == '$2'][0]"; }
 
 # ---------------------------------------------------------------------------------------------
 case_name "program basics"

@@ -167,7 +167,7 @@ except ValueError as e:
 # true. On failure the expression is shown with the exception it raised, or "false".
 expect_json() {
   local result
-  result=$(python3 -c "$_PY_LOAD
+  if result=$(python3 -c "$_PY_LOAD
 expr = sys.argv[2]
 try:
     ok = eval('(' + expr + '\n)', {'d': d, 'math': math, 'json': json})
@@ -177,8 +177,11 @@ except Exception as e:  # a missing key is a failure too
 if not ok:
     print('false')
     sys.exit(1)
-" "$RUN_OUT_FILE" "$1" 2>&1)
-  if [[ $? == 0 ]]; then pass; else fail "JSON: $1" "true" "$result"; fi
+" "$RUN_OUT_FILE" "$1" 2>&1); then
+    pass
+  else
+    fail "JSON: $1" "true" "$result"
+  fi
 }
 
 # json_value PYTHON_EXPRESSION: prints the expression's value over the last stdout's JSON (empty
@@ -191,7 +194,7 @@ print(eval('(' + sys.argv[2] + '\n)', {'d': d, 'math': math}))" "$RUN_OUT_FILE" 
 # Every number in the JSON output is finite and no "*bytes" value is negative.
 expect_json_sane() {
   local result
-  result=$(python3 -c "$_PY_LOAD
+  if result=$(python3 -c "$_PY_LOAD
 bad = []
 def walk(x, path):
     if isinstance(x, dict):
@@ -206,8 +209,7 @@ def walk(x, path):
 walk(d, '')
 print('; '.join(bad[:5]))
 sys.exit(1 if bad else 0)
-" "$RUN_OUT_FILE" 2>&1)
-  if [[ $? == 0 ]]; then
+" "$RUN_OUT_FILE" 2>&1); then
     pass
   else
     fail "JSON numbers finite and byte counts non-negative" "none bad" "$result"
