@@ -9,8 +9,8 @@
 namespace vramplan {
 
 struct Error {
-  std::string field;     // the input that is wrong, as the user named it: "tp", "config.hidden_size"
-  std::string value;     // what the user gave, as text
+  std::string field;  // the input that is wrong, as the user named it: "tp", "config.hidden_size"
+  std::string value;  // what the user gave, as text
   std::string accepted;  // what would be accepted instead
   std::string reason;    // optional: why the value is wrong ("32 heads are not divisible by 3")
 
@@ -23,8 +23,8 @@ struct Error {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}     // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design
   bool ok() const { return std::holds_alternative<T>(v_); }
   explicit operator bool() const { return ok(); }
   // REQUIRES: ok()

@@ -30,11 +30,11 @@ struct Row {
 };
 
 struct StageEstimate {
-  std::string name;                   // "stage 1 of 4 (first)", or "all layers" when pp = 1
-  std::vector<int64_t> ranks;         // pipeline ranks sharing exactly this breakdown
-  int64_t layers = 0;                 // decoder layers held by one such rank
-  std::vector<int64_t> layer_ids;     // which decoder layers (0-based)
-  int64_t in_flight_microbatches = 0; // activations kept at the peak, in microbatch·chunk units
+  std::string name;                    // "stage 1 of 4 (first)", or "all layers" when pp = 1
+  std::vector<int64_t> ranks;          // pipeline ranks sharing exactly this breakdown
+  int64_t layers = 0;                  // decoder layers held by one such rank
+  std::vector<int64_t> layer_ids;      // which decoder layers (0-based)
+  int64_t in_flight_microbatches = 0;  // activations kept at the peak, in microbatch·chunk units
   std::vector<Row> rows;
   int64_t allocated_bytes = 0;
   int64_t reserved_bytes = 0;

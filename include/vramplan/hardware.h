@@ -12,11 +12,11 @@
 namespace vramplan {
 
 struct Gpu {
-  std::string id;            // "h100-80gb"
-  std::string name;          // "NVIDIA H100 SXM 80GB"
-  int64_t nominal_bytes = 0; // as marketed (decimal GB)
-  int64_t usable_bytes = 0;  // total memory the driver reports (nvidia-smi / rocm-smi total)
-  std::string source;        // where usable_bytes comes from
+  std::string id;             // "h100-80gb"
+  std::string name;           // "NVIDIA H100 SXM 80GB"
+  int64_t nominal_bytes = 0;  // as marketed (decimal GB)
+  int64_t usable_bytes = 0;   // total memory the driver reports (nvidia-smi / rocm-smi total)
+  std::string source;         // where usable_bytes comes from
 };
 
 struct GpuCatalog {

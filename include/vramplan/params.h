@@ -11,14 +11,14 @@ namespace vramplan {
 
 // Parameters of one decoder layer, split by how tensor/expert parallelism shards them.
 struct LayerParams {
-  int64_t attention = 0;             // TP-sharded: q/k/v/o (or MLA) weights and their sharded biases
+  int64_t attention = 0;  // TP-sharded: q/k/v/o (or MLA) weights and their sharded biases
   int64_t attention_replicated = 0;  // TP-replicated: o bias, q/k norms, MLA latent norms, low-rank
                                      // down projections, attention sinks
   int64_t norms = 0;                 // the layer's own norms (replicated)
-  int64_t mlp = 0;                   // dense MLP, or the shared experts of an MoE layer (TP-sharded)
-  int64_t router = 0;                // MoE router weights, biases, correction bias (replicated)
-  int64_t routed_experts = 0;        // all E routed experts (sharded by EP·expert-TP)
-  int64_t active_routed_experts = 0; // the top-k experts a token uses
+  int64_t mlp = 0;             // dense MLP, or the shared experts of an MoE layer (TP-sharded)
+  int64_t router = 0;          // MoE router weights, biases, correction bias (replicated)
+  int64_t routed_experts = 0;  // all E routed experts (sharded by EP·expert-TP)
+  int64_t active_routed_experts = 0;  // the top-k experts a token uses
 
   int64_t total() const {
     return attention + attention_replicated + norms + mlp + router + routed_experts;

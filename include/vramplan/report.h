@@ -2,9 +2,8 @@
 // (JSON with stable keys, CSV). Pure: returns strings.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "vramplan/estimate.h"
 #include "vramplan/scenario.h"

@@ -2,6 +2,7 @@
 // and the costs beyond tensors. Plain values; front ends build it (see scenario_io.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,16 +18,29 @@ enum class Schedule { k1F1B, kInterleaved, kGPipe };
 enum class Recompute { kNone, kSelective, kFull };
 enum class FsdpMode { kNone, kFullShard, kShardGradOp, kHybridShard, kNoShard };
 
+// Names as users type them, indexed by enum value: the one table that parsing, reports and help
+// text share.
+inline constexpr std::array<const char*, 7> kOptimizerNames = {
+    "adamw", "adam8bit", "sgd", "sgd-momentum", "adafactor", "lion", "muon"};
+inline constexpr std::array<const char*, 3> kScheduleNames = {"1f1b", "interleaved", "gpipe"};
+inline constexpr std::array<const char*, 3> kRecomputeNames = {"none", "selective", "full"};
+inline constexpr std::array<const char*, 5> kFsdpNames = {"none", "full_shard", "shard_grad_op",
+                                                          "hybrid_shard", "no_shard"};
+inline const char* optimizer_name(Optimizer o) { return kOptimizerNames[static_cast<size_t>(o)]; }
+inline const char* schedule_name(Schedule s) { return kScheduleNames[static_cast<size_t>(s)]; }
+inline const char* recompute_name(Recompute r) { return kRecomputeNames[static_cast<size_t>(r)]; }
+inline const char* fsdp_name(FsdpMode f) { return kFsdpNames[static_cast<size_t>(f)]; }
+
 struct Training {
   int64_t seq_len = 4096;
   int64_t micro_batch = 1;
   int64_t global_batch = 0;  // sequences per step; 0 = micro_batch · dp (one microbatch per rank)
 
   DType param_dtype = DType::kBf16;
-  DType grad_dtype = DType::kBf16;       // dtype gradients are produced in
-  bool fp32_grad_accumulation = true;    // gradients accumulate in an fp32 buffer (main_grad)
-  DType reduce_dtype = DType::kFp32;     // dtype of the data-parallel gradient reduction
-  bool master_weights = true;            // fp32 master copy when params are below fp32
+  DType grad_dtype = DType::kBf16;     // dtype gradients are produced in
+  bool fp32_grad_accumulation = true;  // gradients accumulate in an fp32 buffer (main_grad)
+  DType reduce_dtype = DType::kFp32;   // dtype of the data-parallel gradient reduction
+  bool master_weights = true;          // fp32 master copy when params are below fp32
   DType optimizer_state_dtype = DType::kFp32;
   DType activation_dtype = DType::kBf16;
   Optimizer optimizer = Optimizer::kAdamW;
@@ -41,7 +55,7 @@ struct Parallelism {
   int64_t tp = 1;
   bool sequence_parallel = true;  // only meaningful when tp > 1
   int64_t pp = 1;
-  int64_t vpp = 1;                // virtual stages (model chunks) per pipeline rank
+  int64_t vpp = 1;  // virtual stages (model chunks) per pipeline rank
   Schedule schedule = Schedule::k1F1B;
   int64_t dp = 1;
   int64_t cp = 1;
@@ -50,7 +64,7 @@ struct Parallelism {
 
   int64_t zero = 0;  // ZeRO stage 0..3
   FsdpMode fsdp = FsdpMode::kNone;
-  int64_t fsdp_shard_group = 0;    // HYBRID_SHARD: ranks per shard group; 0 = all of dp·cp
+  int64_t fsdp_shard_group = 0;        // HYBRID_SHARD: ranks per shard group; 0 = all of dp·cp
   bool distributed_optimizer = false;  // Megatron's: optimizer state sharded over dp·cp
   int64_t fsdp_prefetch = 1;           // layers all-gathered ahead of the one computing
 
@@ -66,9 +80,9 @@ struct Parallelism {
 
 // Memory outside PyTorch's tensors. Each is its own row and adjustable.
 struct Overheads {
-  int64_t cuda_context_bytes = 600ll << 20;   // CUDA context + kernels, lazy loading on
-  int64_t nccl_bytes_per_group = 512ll << 20; // per communicator group of size > 1
-  double allocator_fraction = 0.10;           // reserved pool above peak allocated
+  int64_t cuda_context_bytes = 600ll << 20;    // CUDA context + kernels, lazy loading on
+  int64_t nccl_bytes_per_group = 512ll << 20;  // per communicator group of size > 1
+  double allocator_fraction = 0.10;            // reserved pool above peak allocated
 };
 
 struct Scenario {

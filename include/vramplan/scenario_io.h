@@ -4,12 +4,11 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "vramplan/error.h"
 #include "vramplan/scenario.h"
@@ -19,12 +18,12 @@ namespace vramplan {
 enum class OptionKind { kInteger, kNumber, kBool, kText, kChoice, kObject };
 
 struct OptionSpec {
-  const char* key;           // "seq_len"; the CLI flag is "--seq-len"
+  const char* key;  // "seq_len"; the CLI flag is "--seq-len"
   OptionKind kind;
   const char* group;         // "model", "training", "precision", "parallelism", "hardware", ...
   const char* default_text;  // shown in --help and the UI
   const char* help;
-  const char* choices;       // for kChoice: "none, selective, full"
+  const char* choices;  // for kChoice: "none, selective, full"
 };
 
 // Every scenario setting, in the order --help lists them.
@@ -46,6 +45,7 @@ struct ResolvedScenario {
 // REQUIRES: settings is a JSON object. Values may be typed (3, true) or text ("3", "on"): the
 // CLI passes text. Unknown keys, wrong types and unknown choices are errors naming the key.
 // The layout itself is checked later, by estimate().
-Result<ResolvedScenario> resolve_scenario(const nlohmann::json& settings, const FileReader& read_file);
+Result<ResolvedScenario> resolve_scenario(const nlohmann::json& settings,
+                                          const FileReader& read_file);
 
 }  // namespace vramplan

@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -11,12 +12,15 @@ int report_error(const Error& error) {
   Error shown = error;
   // Scenario keys are shown as the flags a CLI user typed; config.json fields stay as they are.
   for (const OptionSpec& o : scenario_options())
-    if (shown.field == o.key) shown.field = flag_name(o.key);
+    if (shown.field == o.key && o.kind != OptionKind::kObject) shown.field = flag_name(o.key);
   std::cerr << "vramplan: error: " << shown.message() << "\n";
   return kExitBadInput;
 }
 
 Result<std::string> read_text_file(const std::string& path, const std::string& field) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Error{field, path, "a readable file", "it is a directory"};
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{field, path, "a readable file", "cannot open it"};
   std::ostringstream text;

@@ -40,8 +40,9 @@ class StageBuilder {
   StageBuilder(StageEstimate& stage, bool explain) : stage_(stage), explain_(explain) {}
 
   void add(const char* component, Term term, CountsToward toward, const char* source) {
-    if (term.bytes > kMaxBytes) overflow_ = true;
-    if (term.bytes <= 0) return;
+    total_ += std::min(term.bytes, kMaxBytes);
+    if (term.bytes > kMaxBytes || total_ > kMaxBytes) overflow_ = true;
+    if (term.bytes <= 0 || overflow_) return;
     stage_.rows.push_back(Row{component, static_cast<int64_t>(std::min(term.bytes, kMaxBytes)),
                               toward, std::move(term.formula), explain_ ? source : ""});
   }
@@ -51,6 +52,7 @@ class StageBuilder {
  private:
   StageEstimate& stage_;
   bool explain_;
+  Wide total_ = 0;  // all rows so far; an overflow is reported before any int64 sum is taken
   bool overflow_ = false;
 };
 
@@ -363,8 +365,15 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
     add_model_states(c, gpu_params(s, est.parameters, layout[r]), out);
     add_activations(c, layout[r], out);
     add_head_terms(c, layout[r], out);
+    if (out.overflow()) {
+      overflow = true;
+      break;
+    }
     add_beyond_tensors(c, stage, out);
-    overflow |= out.overflow();
+    if (out.overflow()) {
+      overflow = true;
+      break;
+    }
     total_up(stage);
     ranks.push_back(std::move(stage));
   }

@@ -93,26 +93,6 @@ Sharding sharding_of(const Parallelism& par) {
   return sh;
 }
 
-const char* optimizer_name(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdamW:
-      return "adamw";
-    case Optimizer::kAdam8bit:
-      return "adam8bit";
-    case Optimizer::kSgd:
-      return "sgd";
-    case Optimizer::kSgdMomentum:
-      return "sgd-momentum";
-    case Optimizer::kAdafactor:
-      return "adafactor";
-    case Optimizer::kLion:
-      return "lion";
-    case Optimizer::kMuon:
-      return "muon";
-  }
-  return "adamw";
-}
-
 Term optimizer_state_bytes(const Training& tr, Wide params, Wide non_matrix, Wide hidden,
                            bool explain) {
   const Wide sb = bytes_of(1, tr.optimizer_state_dtype);

@@ -36,7 +36,4 @@ Sharding sharding_of(const Parallelism& par);
 Term optimizer_state_bytes(const Training& tr, Wide params, Wide non_matrix, Wide hidden,
                            bool explain);
 
-// Human name of an optimizer, e.g. "adamw".
-const char* optimizer_name(Optimizer o);
-
 }  // namespace vramplan

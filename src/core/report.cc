@@ -17,69 +17,6 @@ using nlohmann::json;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// ---------------------------------------------------------------------------------------------
-// Names of the scenario's enums, as a user types them.
-
-std::string_view optimizer_name(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdamW:
-      return "adamw";
-    case Optimizer::kAdam8bit:
-      return "adam8bit";
-    case Optimizer::kSgd:
-      return "sgd";
-    case Optimizer::kSgdMomentum:
-      return "sgd-momentum";  // as scenario_io parses it
-    case Optimizer::kAdafactor:
-      return "adafactor";
-    case Optimizer::kLion:
-      return "lion";
-    case Optimizer::kMuon:
-      return "muon";
-  }
-  return "adamw";
-}
-
-std::string_view schedule_name(Schedule s) {
-  switch (s) {
-    case Schedule::k1F1B:
-      return "1f1b";
-    case Schedule::kInterleaved:
-      return "interleaved";
-    case Schedule::kGPipe:
-      return "gpipe";
-  }
-  return "1f1b";
-}
-
-std::string_view recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::kNone:
-      return "none";
-    case Recompute::kSelective:
-      return "selective";
-    case Recompute::kFull:
-      return "full";
-  }
-  return "none";
-}
-
-std::string_view fsdp_name(FsdpMode f) {
-  switch (f) {
-    case FsdpMode::kNone:
-      return "none";
-    case FsdpMode::kFullShard:
-      return "full_shard";
-    case FsdpMode::kShardGradOp:
-      return "shard_grad_op";
-    case FsdpMode::kHybridShard:
-      return "hybrid_shard";
-    case FsdpMode::kNoShard:
-      return "no_shard";
-  }
-  return "none";
-}
-
 std::string_view mlp_name(MlpKind m) { return m == MlpKind::kGated ? "gated" : "plain"; }
 std::string_view norm_name(NormKind n) { return n == NormKind::kRmsNorm ? "rmsnorm" : "layernorm"; }
 std::string_view attention_name(AttentionKind a) {

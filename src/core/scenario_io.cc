@@ -207,20 +207,21 @@ class Reader {
     return std::nullopt;
   }
 
-  // Picks one of `names` (lower-case) and returns its index in `out`.
-  std::optional<Error> choice(const char* key, std::initializer_list<const char*> names,
-                              const char* accepted, int& out) const {
+  // Picks one of `names` (lower-case) and stores its index, i.e. the enum value, in `out`.
+  template <class Enum, size_t N>
+  std::optional<Error> choice(const char* key, const std::array<const char*, N>& names,
+                              Enum& out) const {
     std::string s;
     if (auto e = text(key, s)) return e;
     if (!has(key)) return std::nullopt;
     const std::string wanted = lower(s);
-    int i = 0;
-    for (const char* name : names) {
-      if (wanted == name) {
-        out = i;
+    std::string accepted;
+    for (size_t i = 0; i < N; ++i) {
+      if (wanted == names[i]) {
+        out = static_cast<Enum>(i);
         return std::nullopt;
       }
-      ++i;
+      accepted += (i ? ", " : "") + std::string(names[i]);
     }
     return Error{key, s, accepted, ""};
   }
@@ -385,11 +386,7 @@ std::optional<Error> read_training(const Reader& r, Training& t) {
   if (r.has("global_batch") && t.global_batch <= 0)
     return Error{"global_batch", std::to_string(t.global_batch),
                  "a positive multiple of micro_batch·dp", ""};
-  int recompute = 0;
-  if (auto e =
-          r.choice("recompute", {"none", "selective", "full"}, "none, selective, full", recompute))
-    return e;
-  t.recompute = static_cast<Recompute>(recompute);
+  if (auto e = r.choice("recompute", kRecomputeNames, t.recompute)) return e;
   if (auto e = r.integer("recompute_layers", t.recompute_layers)) return e;
   if (auto e = r.boolean("flash_attention", t.flash_attention)) return e;
   if (auto e = r.boolean("dropout", t.dropout)) return e;
@@ -400,12 +397,7 @@ std::optional<Error> read_training(const Reader& r, Training& t) {
   if (auto e = r.boolean("master_weights", t.master_weights)) return e;
   if (auto e = r.dtype("optimizer_dtype", t.optimizer_state_dtype)) return e;
   if (auto e = r.dtype("activation_dtype", t.activation_dtype)) return e;
-  int opt = 0;
-  if (auto e = r.choice("optimizer",
-                        {"adamw", "adam8bit", "sgd", "sgd-momentum", "adafactor", "lion", "muon"},
-                        "adamw, adam8bit, sgd, sgd-momentum, adafactor, lion, muon", opt))
-    return e;
-  t.optimizer = static_cast<Optimizer>(opt);
+  if (auto e = r.choice("optimizer", kOptimizerNames, t.optimizer)) return e;
   return std::nullopt;
 }
 
@@ -451,16 +443,9 @@ std::optional<Error> read_parallel(const Reader& r, Parallelism& p) {
   if (auto e = r.boolean("distributed_optimizer", p.distributed_optimizer)) return e;
   if (auto e = r.boolean("embedding_stage", p.embedding_as_stage)) return e;
   if (auto e = r.boolean("loss_stage", p.loss_as_stage)) return e;
-  int schedule = p.vpp > 1 ? 1 : 0;  // interleaved is implied by virtual stages
-  if (auto e = r.choice("schedule", {"1f1b", "interleaved", "gpipe"}, "1f1b, interleaved, gpipe",
-                        schedule))
-    return e;
-  p.schedule = static_cast<Schedule>(schedule);
-  int fsdp = 0;
-  if (auto e = r.choice("fsdp", {"none", "full_shard", "shard_grad_op", "hybrid_shard", "no_shard"},
-                        "none, full_shard, shard_grad_op, hybrid_shard, no_shard", fsdp))
-    return e;
-  p.fsdp = static_cast<FsdpMode>(fsdp);
+  p.schedule = p.vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;  // implied by virtual stages
+  if (auto e = r.choice("schedule", kScheduleNames, p.schedule)) return e;
+  if (auto e = r.choice("fsdp", kFsdpNames, p.fsdp)) return e;
   return read_world(r, p);
 }
 
@@ -495,8 +480,8 @@ std::optional<Error> read_hardware(const Reader& r, ResolvedScenario& out) {
   double gib = 0;
   if (auto e = r.number("gpu_memory_gib", gib)) return e;
   if (gib <= 0 || gib > 1e6)
-    return Error{"gpu_memory_gib", fmt::format("{}", gib), "a capacity from 0 to 1,000,000 GiB",
-                 ""};
+    return Error{"gpu_memory_gib", fmt::format("{}", gib),
+                 "a capacity above 0 and at most 1,000,000 GiB", ""};
   out.gpu_memory_gib = gib;
   return std::nullopt;
 }

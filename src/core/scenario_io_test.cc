@@ -118,3 +118,28 @@ TEST(ScenarioIo, EveryOptionHasHelpAndAFlag) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+template <size_t N>
+std::string joined(const std::array<const char*, N>& names) {
+  std::string out;
+  for (const char* n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+TEST(ScenarioIo, HelpListsTheSameChoicesTheParserAccepts) {
+  const std::pair<const char*, std::string> tables[] = {{"recompute", joined(kRecomputeNames)},
+                                                        {"optimizer", joined(kOptimizerNames)},
+                                                        {"schedule", joined(kScheduleNames)},
+                                                        {"fsdp", joined(kFsdpNames)}};
+  for (const auto& [key, names] : tables)
+    for (const OptionSpec& o : scenario_options())
+      if (std::string(o.key) == key) {
+        EXPECT_EQ(o.choices, names) << key;
+      }
+}
+
+}  // namespace
+}  // namespace vramplan

@@ -1,5 +1,7 @@
 #include "core/validate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -56,7 +58,7 @@ std::optional<Error> check_sizes(const Scenario& s) {
     if (auto e = check_range(name, value, 1, kMaxDegree)) return e;
   if (static_cast<__int128>(p.tp) * p.pp * p.cp * p.dp > kMaxWorld)
     return Error{"dp", to_string(p.dp), "tp·pp·cp·dp of at most " + to_string(kMaxWorld) + " GPUs",
-                 "world size " + to_string(p.world_size()) + " is beyond any cluster"};
+                 "the world size is beyond any cluster"};
   if (auto e = check_range("zero", p.zero, 0, 3)) return e;
   if (auto e = check_range("recompute_layers", tr.recompute_layers, 0, 1'000'000)) return e;
   if (auto e = check_range("fsdp_shard_group", p.fsdp_shard_group, 0, kMaxWorld)) return e;
@@ -70,7 +72,7 @@ std::optional<Error> check_sizes(const Scenario& s) {
   if (o.nccl_bytes_per_group < 0 || o.nccl_bytes_per_group > (int64_t{64} << 30))
     return Error{"nccl_gib_per_group", to_string(o.nccl_bytes_per_group), "0 to 64 GiB", ""};
   if (!std::isfinite(o.allocator_fraction) || o.allocator_fraction < 0 || o.allocator_fraction > 4)
-    return Error{"allocator_overhead", std::to_string(o.allocator_fraction),
+    return Error{"allocator_overhead", fmt::format("{}", o.allocator_fraction),
                  "a fraction from 0 to 4 (0.1 = reserved 10% above allocated)", ""};
   return std::nullopt;
 }
