@@ -74,6 +74,9 @@ struct Parallelism {
   int64_t last_stage_layers = 0;
   bool embedding_as_stage = false;  // the input embedding counts as one layer of the split
   bool loss_as_stage = false;       // final norm + LM head + loss count as one layer
+  // When the layers do not divide evenly: false = an error; true = spread the remainder, one
+  // extra layer on each of the first chunks (nanotron's balanced split; stages may be empty).
+  bool balanced_split = false;
 
   int64_t world_size() const { return tp * pp * cp * dp; }
 };
@@ -85,11 +88,25 @@ struct Overheads {
   double allocator_fraction = 0.10;            // reserved pool above peak allocated
 };
 
+// What really differs between training frameworks (see docs/frameworks.md).
+struct Conventions {
+  // The vocabulary is padded to a multiple of this × tp (Megatron's --make-vocab-size-divisible-by,
+  // default 128; nanotron's make_vocab_size_divisible_by). 1 = no padding.
+  int64_t vocab_pad_multiple = 1;
+};
+
 struct Scenario {
   ModelConfig model;
   Training training;
   Parallelism parallel;
   Overheads overheads;
+  Conventions conventions;
 };
+
+// The vocabulary as the framework allocates it: V rounded up to vocab_pad_multiple · tp.
+inline int64_t padded_vocab(const Scenario& s) {
+  const int64_t multiple = s.conventions.vocab_pad_multiple * s.parallel.tp;
+  return (s.model.vocab + multiple - 1) / multiple * multiple;
+}
 
 }  // namespace vramplan

@@ -182,11 +182,11 @@ Term head_activations(const Scenario& s, bool explain) {
 
 Term logits_and_loss(const Scenario& s, bool explain) {
   const Dims d = dims_of(s);
-  const Wide vocab_shard = ceil_div(s.model.vocab, d.t);
+  const Wide vocab_shard = ceil_div(padded_vocab(s), d.t);
   SumBuilder sum(explain);
   sum.add("logits", "n·⌈V/t⌉·B", d.n * vocab_shard * d.bytes);
   sum.add("fp32 cross-entropy copy", "n·⌈V/t⌉·4", d.n * vocab_shard * 4);
-  return sum.finish(preamble(s, d) + fmt::format("V = {}: ", group_digits(s.model.vocab)));
+  return sum.finish(preamble(s, d) + fmt::format("V = {}: ", group_digits(padded_vocab(s))));
 }
 
 }  // namespace vramplan

@@ -33,7 +33,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     g.non_matrix += share.non_matrix;
     g.largest_unit = std::max(g.largest_unit, share.dense + share.expert);
   }
-  const Wide vocab_shard = ceil_div(m.vocab, par.tp) * m.hidden;
+  const Wide vocab_shard = ceil_div(padded_vocab(s), par.tp) * m.hidden;
   if (rank.has_embedding) {
     const Wide embedding = vocab_shard + counts.position_embedding;
     g.dense += embedding;

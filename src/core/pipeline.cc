@@ -31,6 +31,8 @@ std::vector<int64_t> chunk_sizes(int64_t num_layers, const Parallelism& par) {
   // The embedding and/or the loss may count as one layer each of the split.
   const int64_t units = num_layers + (par.embedding_as_stage ? 1 : 0) + (par.loss_as_stage ? 1 : 0);
   std::fill(sizes.begin(), sizes.end(), units / chunks);
+  if (par.balanced_split)
+    for (int64_t i = 0; i < units % chunks; ++i) sizes[i] += 1;
   if (par.embedding_as_stage) sizes.front() -= 1;
   if (par.loss_as_stage) sizes.back() -= 1;
   return sizes;
@@ -101,12 +103,18 @@ std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& pa
   }
   const int64_t chunks = par.pp * par.vpp;
   const int64_t units = num_layers + par.embedding_as_stage + par.loss_as_stage;
+  if (par.balanced_split) {
+    if (par.embedding_as_stage && units / chunks == 0)
+      return Error{"pipeline_split", "balanced", "an even split, or fewer stages than layers",
+                   "the embedding cannot be a layer of an empty first stage"};
+    return std::nullopt;
+  }
   if (units % chunks != 0 || units < chunks) {
     std::string what = std::to_string(num_layers) + " layers";
     if (par.embedding_as_stage || par.loss_as_stage) what += " plus the embedding/loss units";
     return Error{par.vpp > 1 ? "vpp" : "pp", std::to_string(par.vpp > 1 ? par.vpp : par.pp),
-                 "pp·vpp dividing the layer count, or an uneven layout (first_stage_layers, "
-                 "last_stage_layers)",
+                 "pp·vpp dividing the layer count, an uneven layout (first_stage_layers, "
+                 "last_stage_layers), or pipeline_split balanced",
                  what + " (" + std::to_string(units) + ") are not divisible by pp·vpp = " +
                      std::to_string(par.pp) + "·" + std::to_string(par.vpp)};
   }

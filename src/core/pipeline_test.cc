@@ -95,6 +95,24 @@ TEST(Pipeline, EmbeddingAndHeadAsTheirOwnStages) {
   EXPECT_EQ(ranks[1].layers.size(), 1u);
 }
 
+TEST(Pipeline, BalancedSplitSpreadsTheRemainder) {
+  // 28 layers over 8 stages: 28 = 8·3 + 4, so the first four stages hold 4 and the rest 3.
+  Parallelism p = pipeline(8);
+  p.balanced_split = true;
+  ASSERT_FALSE(validate_pipeline(28, p));
+  auto ranks = layout_pipeline(28, p, 16);
+  EXPECT_EQ(ranks[0].layers.size(), 4u);
+  EXPECT_EQ(ranks[3].layers.size(), 4u);
+  EXPECT_EQ(ranks[4].layers.size(), 3u);
+  EXPECT_EQ(ranks[7].layers.back(), 27);
+  // More stages than layers: the last stages hold none.
+  Parallelism wide = pipeline(32);
+  wide.balanced_split = true;
+  auto sparse = layout_pipeline(16, wide, 64);
+  EXPECT_EQ(sparse[15].layers.size(), 1u);
+  EXPECT_TRUE(sparse[16].layers.empty());
+}
+
 TEST(Pipeline, IndivisibleLayersNameTheDegree) {
   auto e = validate_pipeline(32, pipeline(5));
   ASSERT_TRUE(e);

@@ -104,6 +104,10 @@ constexpr OptionSpec kOptions[] = {
     {"loss_stage", K::kBool, "parallelism", "false",
      "count the LM head and loss as one layer of the pipeline split", ""},
     // Hardware and overheads
+    {"pipeline_split", K::kChoice, "parallelism", "even",
+     "layers that do not divide over pp·vpp: an error (even) or spread over the first stages "
+     "(balanced, as nanotron does)",
+     "even, balanced"},
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
     {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
@@ -446,6 +450,10 @@ std::optional<Error> read_parallel(const Reader& r, Parallelism& p) {
   p.schedule = p.vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;  // implied by virtual stages
   if (auto e = r.choice("schedule", kScheduleNames, p.schedule)) return e;
   if (auto e = r.choice("fsdp", kFsdpNames, p.fsdp)) return e;
+  static constexpr std::array<const char*, 2> kSplitNames = {"even", "balanced"};
+  int split = 0;
+  if (auto e = r.choice("pipeline_split", kSplitNames, split)) return e;
+  p.balanced_split = split == 1;
   return read_world(r, p);
 }
 

@@ -60,6 +60,8 @@ std::optional<Error> check_sizes(const Scenario& s) {
     return Error{"dp", to_string(p.dp), "tp·pp·cp·dp of at most " + to_string(kMaxWorld) + " GPUs",
                  "the world size is beyond any cluster"};
   if (auto e = check_range("zero", p.zero, 0, 3)) return e;
+  if (auto e = check_range("vocab_pad_multiple", s.conventions.vocab_pad_multiple, 1, 65536))
+    return e;
   if (auto e = check_range("recompute_layers", tr.recompute_layers, 0, 1'000'000)) return e;
   if (auto e = check_range("fsdp_shard_group", p.fsdp_shard_group, 0, kMaxWorld)) return e;
   if (auto e = check_range("fsdp_prefetch", p.fsdp_prefetch, 0, 64)) return e;

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Regenerates docs/accuracy.md and docs/accuracy/*.svg from `vramplan validate`.
+# Builds build/vramplan first when it is missing. Needs python3 with matplotlib.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ ! -x build/vramplan ]]; then
+  scripts/build.sh build
+fi
+
+report="$(mktemp "${TMPDIR:-/tmp}/vramplan-validate.XXXXXX.json")"
+trap 'rm -f "$report"' EXIT
+
+# The first python3 that has matplotlib: $PYTHON, then the one on PATH, then Debian's
+# (a pyenv or venv python3 on PATH often lacks python3-matplotlib).
+python=""
+for candidate in ${PYTHON:+"$PYTHON"} python3 /usr/bin/python3; do
+  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import matplotlib' 2>/dev/null; then
+    python="$candidate"
+    break
+  fi
+done
+if [[ -z "$python" ]]; then
+  echo "accuracy_report.sh: no python3 with matplotlib found (apt-get install python3-matplotlib)" >&2
+  exit 1
+fi
+
+build/vramplan validate --format json >"$report"
+"$python" scripts/accuracy_report.py "$report" --docs docs
+
+echo "wrote docs/accuracy.md and docs/accuracy/*.svg"

@@ -1,0 +1,362 @@
+#include "vramplan/validation.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <regex>
+
+#include "core/csv.h"
+#include "core/embedded_data.h"
+#include "vramplan/estimate.h"
+#include "vramplan/hardware.h"
+
+namespace vramplan {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string_view embedded(std::string_view path) {
+  for (const EmbeddedFile& f : embedded_files())
+    if (path == f.path) return f.text();
+  return {};
+}
+
+int64_t integer_or(const std::string& text, int64_t fallback) {
+  if (text.empty()) return fallback;
+  int64_t value = fallback;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+double number_or(const std::string& text, double fallback) {
+  return text.empty() ? fallback : std::strtod(text.c_str(), nullptr);
+}
+
+bool is_true(const std::string& text) { return text == "True" || text == "true"; }
+
+// Megatron's --moe-layer-freq: "([0]*3+[1]*12)" lists dense (0) and MoE (1) layers; an integer k
+// makes every k-th layer MoE; empty means every layer.
+std::vector<bool> moe_pattern(const std::string& text, int64_t layers) {
+  std::vector<bool> pattern;
+  static const std::regex kPiece(R"(\[([01])\]\*(\d+))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kPiece);
+       it != std::sregex_iterator(); ++it)
+    pattern.insert(pattern.end(), std::stoll((*it)[2]), (*it)[1] == "1");
+  if (!pattern.empty()) {
+    pattern.resize(layers, pattern.back());
+    return pattern;
+  }
+  const int64_t every = integer_or(text, 1);
+  for (int64_t i = 0; i < layers; ++i) pattern.push_back(every > 0 && i % every == 0);
+  return pattern;
+}
+
+// Megatron-LM's defaults for what a functional test leaves unset (megatron/training/arguments.py).
+ModelConfig megatron_model(const CsvRow& r) {
+  ModelConfig m;
+  m.name = r["test_case"];
+  m.model_type = "megatron-gpt";
+  m.hidden = integer_or(r["hidden"], 0);
+  m.num_layers = integer_or(r["layers"], 0);
+  m.num_heads = integer_or(r["heads"], 0);
+  m.num_kv_heads = is_true(r["gqa"]) ? integer_or(r["query_groups"], m.num_heads) : m.num_heads;
+  m.head_dim = integer_or(r["kv_channels"], m.num_heads > 0 ? m.hidden / m.num_heads : 0);
+  const bool swiglu = is_true(r["swiglu"]);
+  m.mlp = swiglu ? MlpKind::kGated : MlpKind::kPlain;
+  m.ffn = integer_or(r["ffn"], swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden);
+  m.norm = r["normalization"] == "RMSNorm" ? NormKind::kRmsNorm : NormKind::kLayerNorm;
+  const bool bias = !is_true(r["disable_bias_linear"]);
+  m.qkv_bias = m.attn_out_bias = m.mlp_bias = bias;
+  m.tied_embeddings = !is_true(r["untie_embeddings"]);
+  m.learned_position_embeddings = r["position_embedding"].empty();  // learned_absolute
+  m.max_position_embeddings = integer_or(r["seq_len"], 0);
+  const int64_t experts = integer_or(r["num_experts"], 0);
+  if (experts > 0) {
+    m.moe.num_experts = experts;
+    m.moe.top_k = integer_or(r["topk"], 2);
+    m.moe.expert_ffn = integer_or(r["moe_ffn"], m.ffn);
+    const int64_t shared = integer_or(r["shared_expert_ffn"], 0);
+    m.moe.shared_experts = shared > 0 ? 1 : 0;
+    m.moe.shared_expert_ffn = shared;
+  }
+  m.moe_layers = experts > 0 ? moe_pattern(r["moe_layer_freq"], m.num_layers)
+                             : std::vector<bool>(m.num_layers, false);
+  if (is_true(r["mla"])) {
+    // Megatron's MLA defaults: no q compression, kv_lora_rank 32, qk 128 + rope 64, v 128.
+    m.attention = AttentionKind::kMla;
+    m.mla = MlaConfig{0, 32, 128, 64, 128};
+    m.head_dim = 192;
+    m.num_kv_heads = m.num_heads;
+  }
+  m.mtp_layers = integer_or(r["mtp_layers"], 0);
+  m.layer_attention.assign(m.num_layers, LayerAttention::kFull);
+  return m;
+}
+
+// Why a Megatron row cannot be compared yet; empty when it can.
+std::string megatron_skip_reason(const CsvRow& r) {
+  const std::string& family = r["family"];
+  if (family != "gpt" && family != "moe") return family + " models are outside vramplan's scope";
+  if (r["max_allocated_GiB"].empty()) return "no training memory recorded (inference test)";
+  if (!r["fp8_format"].empty())
+    return "fp8 training (weight casts and transposes) is not modelled yet";
+  if (is_true(r["fsdp"])) return "Megatron FSDP is not modelled yet";
+  if (r["transformer_impl"] == "inference_optimized") return "inference-optimised layers";
+  if (r["vocab_size"].empty() && r["vocab_file"] != "vocab.json")
+    return "vocabulary size not recorded (" + r["tokenizer_type"] + ")";
+  return "";
+}
+
+Scenario megatron_scenario(const CsvRow& r) {
+  Scenario s;
+  s.model = megatron_model(r);
+  if (s.model.vocab == 0)
+    s.model.vocab = integer_or(r["vocab_size"], 50257);  // vocab.json is GPT-2's BPE
+  Training& t = s.training;
+  t.seq_len = integer_or(r["seq_len"], 0);
+  t.micro_batch = integer_or(r["micro_batch"], 1);
+  t.global_batch = integer_or(r["global_batch"], 0);
+  t.dropout = number_or(r["hidden_dropout"], 0.1) > 0;  // Megatron's default dropout is 0.1
+  t.flash_attention = r["attention_backend"] != "unfused" && r["transformer_impl"] != "local";
+  const std::string& granularity = r["recompute_granularity"];
+  t.recompute = granularity == "full"        ? Recompute::kFull
+                : granularity == "selective" ? Recompute::kSelective
+                                             : Recompute::kNone;
+  if (t.recompute == Recompute::kFull && r["recompute_method"] == "block")
+    t.recompute_layers = integer_or(r["recompute_num_layers"], 0);
+  Parallelism& p = s.parallel;
+  p.tp = integer_or(r["tp"], 1);
+  p.pp = integer_or(r["pp"], 1);
+  p.cp = integer_or(r["cp"], 1);
+  p.ep = integer_or(r["ep"], 1);
+  p.etp = s.model.is_moe() ? integer_or(r["etp"], p.tp) : 1;  // Megatron: expert TP defaults to TP
+  p.dp = integer_or(r["gpus"], 8) / (p.tp * p.pp * p.cp);
+  // Megatron requires sequence parallelism for MoE with TP; otherwise it is off unless asked.
+  p.sequence_parallel = is_true(r["seq_parallel"]) || (s.model.is_moe() && p.tp > 1);
+  p.distributed_optimizer = is_true(r["dist_opt"]);
+  const int64_t per_rank = s.model.num_layers / std::max<int64_t>(p.pp, 1);
+  p.vpp = integer_or(r["virtual_stages_per_rank"], 0);
+  if (p.vpp == 0)
+    p.vpp = r["layers_per_virtual_stage"].empty()
+                ? 1
+                : per_rank / integer_or(r["layers_per_virtual_stage"], 1);
+  p.vpp = std::max<int64_t>(p.vpp, 1);
+  p.schedule = p.vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;
+  // A layer count that only splits with the embedding and loss counted in (Megatron's
+  // --account-for-embedding/loss-in-pipeline-split).
+  const int64_t chunks = p.pp * p.vpp;
+  if (s.model.num_layers % chunks != 0 && (s.model.num_layers + 2) % chunks == 0)
+    p.embedding_as_stage = p.loss_as_stage = true;
+  s.conventions.vocab_pad_multiple = integer_or(r["make_vocab_divisible_by"], 128);
+  return s;
+}
+
+int64_t row_bytes(const StageEstimate& stage, const char* component) {
+  for (const Row& r : stage.rows)
+    if (r.component == component) return r.bytes;
+  return 0;
+}
+
+int64_t static_bytes(const StageEstimate& stage) {
+  return row_bytes(stage, "weights") + row_bytes(stage, "gradients") +
+         row_bytes(stage, "master weights") + row_bytes(stage, "optimizer states");
+}
+
+ValidationRow skipped_row(const std::string& dataset, const std::string& id,
+                          const std::string& group, const std::string& quantity, double measured,
+                          std::string reason) {
+  ValidationRow row{dataset, id, group, quantity, measured, 0, "", true, std::move(reason)};
+  return row;
+}
+
+void add_megatron_rows(const std::vector<CsvRow>& table, ValidationReport& report) {
+  for (const CsvRow& r : table) {
+    const std::string id = r["test_case"], family = r["family"];
+    const double peak = number_or(r["max_allocated_GiB"], 0);
+    const double after_step = number_or(r["current_allocated_GiB_after_last_step"], 0);
+    std::string reason = megatron_skip_reason(r);
+    Result<Estimate> est = reason.empty() ? estimate(megatron_scenario(r), {.explain = false})
+                                          : Result<Estimate>(Error{});
+    if (reason.empty() && !est.ok()) reason = "not a valid layout here: " + est.error().message();
+    if (!reason.empty()) {
+      report.rows.push_back(
+          skipped_row("megatron", id, family, "static allocated", after_step, reason));
+      report.rows.push_back(skipped_row("megatron", id, family, "peak allocated", peak, reason));
+      continue;
+    }
+    // Megatron logs the last rank: the last pipeline stage.
+    const StageEstimate& last = est->stages.back();
+    report.rows.push_back({"megatron", id, family, "static allocated", after_step,
+                           static_bytes(last) / kGiB, "", false, ""});
+    report.rows.push_back({"megatron", id, family, "peak allocated", peak,
+                           last.allocated_bytes / kGiB, "", false, ""});
+  }
+}
+
+// The Ultra-Scale Playbook's four models (data/measurements/README.md): Llama-style, MHA.
+ModelConfig ultrascale_model(const std::string& size) {
+  struct Shape {
+    const char* name;
+    int64_t layers, hidden, heads, ffn;
+    bool tied;
+  };
+  static const Shape kShapes[] = {{"1B", 16, 2048, 32, 8192, true},
+                                  {"3B", 28, 3072, 32, 8192, true},
+                                  {"8B", 32, 4096, 32, 14336, false},
+                                  {"80B", 80, 8192, 64, 28672, false}};
+  ModelConfig m;
+  for (const Shape& shape : kShapes) {
+    if (size != shape.name) continue;
+    m.name = std::string("ultrascale-") + shape.name;
+    m.model_type = "llama";
+    m.num_layers = shape.layers;
+    m.hidden = shape.hidden;
+    m.num_heads = m.num_kv_heads = shape.heads;
+    m.head_dim = shape.hidden / shape.heads;
+    m.ffn = shape.ffn;
+    m.vocab = 131072;
+    m.tied_embeddings = shape.tied;
+    m.max_position_embeddings = 4096;
+    m.moe_layers.assign(shape.layers, false);
+    m.layer_attention.assign(shape.layers, LayerAttention::kFull);
+  }
+  return m;
+}
+
+// nanotron's recipe in the sweep: bf16 with fp32 gradient accumulation, fused AdamW, TP with
+// sequence parallelism, 1F1B, ZeRO 0 or 1, flash attention, no recompute.
+Scenario ultrascale_scenario(const CsvRow& r) {
+  Scenario s;
+  s.model = ultrascale_model(r["model"]);
+  s.training.seq_len = 4096;
+  s.training.micro_batch = integer_or(r["micro_batch"], 1);
+  s.parallel.dp = integer_or(r["dp"], 1);
+  s.parallel.tp = integer_or(r["tp"], 1);
+  s.parallel.pp = integer_or(r["pp"], 1);
+  s.parallel.zero = integer_or(r["zero_stage"], 0);
+  s.parallel.balanced_split = true;  // nanotron spreads layers that do not divide evenly
+  s.training.global_batch = s.training.micro_batch * integer_or(r["grad_accum"], 1) * s.parallel.dp;
+  return s;
+}
+
+// The sweep's "GPU memory as reported" is taken as the peak reserved pool of the worst rank.
+double reported_gib(const Estimate& est) {
+  int64_t worst = 0;
+  for (const StageEstimate& st : est.stages) worst = std::max(worst, st.reserved_bytes);
+  return worst / kGiB;
+}
+
+void add_ultrascale_rows(const std::vector<CsvRow>& ran, const std::vector<CsvRow>& crashed,
+                         ValidationReport& report) {
+  const Gpu* h100 = builtin_gpus().find("h100-80gb");
+  auto layout_id = [](const CsvRow& r) {
+    return r["model"] + " dp" + r["dp"] + " tp" + r["tp"] + " pp" + r["pp"] + " zero" +
+           r["zero_stage"] + " mb" + r["micro_batch"] + " ga" + r["grad_accum"];
+  };
+  for (const CsvRow& r : ran) {
+    Result<Estimate> est = estimate(ultrascale_scenario(r), {.explain = false});
+    const double measured = number_or(r["gpu_memory_GB_as_reported"], 0);
+    if (!est.ok()) {
+      report.rows.push_back(skipped_row("ultrascale", layout_id(r), r["model"], "reported",
+                                        measured,
+                                        "not a valid layout here: " + est.error().message()));
+      continue;
+    }
+    const Verdict verdict = fit_on(*h100, est->peak.device_bytes).verdict;
+    report.rows.push_back({"ultrascale", layout_id(r), r["model"], "reported", measured,
+                           reported_gib(*est), std::string(verdict_name(verdict)), false, ""});
+    FitConfusion& f = report.fit;
+    (verdict == Verdict::kFits    ? f.ran_fits
+     : verdict == Verdict::kTight ? f.ran_tight
+                                  : f.ran_oom)++;
+  }
+  for (const CsvRow& r : crashed) {
+    Result<Estimate> est = estimate(ultrascale_scenario(r), {.explain = false});
+    if (!est.ok()) {
+      report.rows.push_back(skipped_row("ultrascale-crashed", layout_id(r), r["model"], "fit", 0,
+                                        "not a valid layout here: " + est.error().message()));
+      continue;
+    }
+    const Verdict verdict = fit_on(*h100, est->peak.device_bytes).verdict;
+    report.rows.push_back({"ultrascale-crashed", layout_id(r), r["model"], "fit", 0,
+                           est->peak.device_bytes / kGiB, std::string(verdict_name(verdict)), false,
+                           ""});
+    FitConfusion& f = report.fit;
+    (verdict == Verdict::kFits    ? f.crashed_fits
+     : verdict == Verdict::kTight ? f.crashed_tight
+                                  : f.crashed_oom)++;
+  }
+}
+
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  const size_t rank = static_cast<size_t>(std::ceil(fraction * sorted.size()));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+DatasetSummary summarise(const ValidationReport& report, const std::string& dataset,
+                         const std::string& quantity, bool llm_only) {
+  DatasetSummary s{dataset, quantity, 0, 0, 0, 0, 0};
+  std::vector<double> abs_errors, errors;
+  for (const ValidationRow& row : report.rows) {
+    if (row.dataset != dataset || row.quantity != quantity) continue;
+    if (llm_only && row.group != "gpt" && row.group != "moe") continue;
+    if (row.skipped) {
+      ++s.skipped;
+      continue;
+    }
+    errors.push_back(row.error_pct());
+    abs_errors.push_back(std::fabs(row.error_pct()));
+  }
+  std::sort(abs_errors.begin(), abs_errors.end());
+  std::sort(errors.begin(), errors.end());
+  s.rows = static_cast<int>(errors.size());
+  s.median_abs_pct = percentile(abs_errors, 0.5);
+  s.p90_abs_pct = percentile(abs_errors, 0.9);
+  s.bias_pct = percentile(errors, 0.5);
+  return s;
+}
+
+void add_summaries_and_targets(ValidationReport& report) {
+  const DatasetSummary static_mem = summarise(report, "megatron", "static allocated", true);
+  const DatasetSummary peak = summarise(report, "megatron", "peak allocated", true);
+  const DatasetSummary reported = summarise(report, "ultrascale", "reported", false);
+  report.summaries = {static_mem, peak, reported};
+  const FitConfusion& f = report.fit;
+  const int ran = f.ran_fits + f.ran_tight + f.ran_oom;
+  const int crashed = f.crashed_fits + f.crashed_tight + f.crashed_oom;
+  const double ran_fit_pct = ran ? 100.0 * (f.ran_fits + f.ran_tight) / ran : 0;
+  const double crashed_flagged_pct =
+      crashed ? 100.0 * (f.crashed_tight + f.crashed_oom) / crashed : 0;
+  report.targets = {
+      {"Megatron static memory, median |error| %", static_mem.median_abs_pct, 3, true},
+      {"Megatron peak allocated, median |error| %", peak.median_abs_pct, 5, true},
+      {"Megatron peak allocated, p90 |error| %", peak.p90_abs_pct, 10, true},
+      {"Ultra-Scale reported memory, median |error| %", reported.median_abs_pct, 5, true},
+      {"Ultra-Scale reported memory, p90 |error| %", reported.p90_abs_pct, 10, true},
+      {"Ultra-Scale runs that ran predicted to fit, %", ran_fit_pct, 97, false},
+      {"Ultra-Scale crashed runs flagged tight or oom, %", crashed_flagged_pct, 80, false},
+  };
+}
+
+}  // namespace
+
+Result<ValidationReport> validate_measurements() {
+  Result<std::vector<CsvRow>> megatron =
+      parse_csv(embedded("measurements/megatron_functional_tests_h100_memory.csv"), "megatron");
+  Result<std::vector<CsvRow>> ran =
+      parse_csv(embedded("measurements/ultrascale_playbook_benchmarks.csv"), "ultrascale");
+  Result<std::vector<CsvRow>> crashed =
+      parse_csv(embedded("measurements/ultrascale_playbook_crashed.csv"), "ultrascale-crashed");
+  if (!megatron) return megatron.error();
+  if (!ran) return ran.error();
+  if (!crashed) return crashed.error();
+  ValidationReport report;
+  add_megatron_rows(*megatron, report);
+  add_ultrascale_rows(*ran, *crashed, report);
+  add_summaries_and_targets(report);
+  return report;
+}
+
+}  // namespace vramplan
