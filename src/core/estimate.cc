@@ -47,7 +47,6 @@ class StageBuilder {
                               toward, std::move(term.formula), explain_ ? source : ""});
   }
   bool overflow() const { return overflow_; }
-  bool explain() const { return explain_; }
 
  private:
   StageEstimate& stage_;
@@ -61,7 +60,6 @@ struct Context {
   const Scenario& s;
   const ParamCounts& counts;
   Sharding sharding;
-  int64_t microbatches;
   Term dense_layer;  // activations of one dense layer, one microbatch
   Term moe_layer;    // ... of one MoE layer
   Term layer_input;  // what a fully recomputed layer keeps
@@ -345,7 +343,6 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
   const Context c{s,
                   est.parameters,
                   sharding_of(s.parallel),
-                  est.microbatches,
                   layer_activations(s, false, explain),
                   s.model.is_moe() ? layer_activations(s, true, explain) : Term{},
                   recomputed_layer_input(s, explain),
