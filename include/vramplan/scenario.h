@@ -86,6 +86,9 @@ struct Overheads {
   int64_t cuda_context_bytes = 600ll << 20;    // CUDA context + kernels, lazy loading on
   int64_t nccl_bytes_per_group = 512ll << 20;  // per communicator group of size > 1
   double allocator_fraction = 0.10;            // reserved pool above peak allocated
+  // GEMM workspaces held through the caching allocator (so they count as allocated): PyTorch's
+  // cuBLAS and cuBLASLt workspaces, 32 MiB each on Hopper; Transformer Engine adds its own.
+  int64_t gemm_workspace_bytes = 64ll << 20;
 };
 
 // What really differs between training frameworks (see docs/frameworks.md).

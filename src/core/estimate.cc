@@ -28,6 +28,9 @@ constexpr const char* kSourceLogits =
     "Megatron-LM core/tensor_parallel/cross_entropy.py (fp32 vocab-parallel cross entropy)";
 constexpr const char* kSourceRecompute =
     "Korthikanti et al. 2022 §5: full recompute keeps each layer's input";
+constexpr const char* kSourceWorkspace =
+    "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp (cuBLAS and cuBLASLt workspaces, 32 MiB "
+    "each on Hopper); Transformer Engine adds 32 MiB of its own";
 constexpr const char* kSourceContext = "CUDA context and kernels (FORMULAS.md §5: 0.3–1.3 GiB)";
 constexpr const char* kSourceNccl =
     "Fujii et al. 2024 (arXiv 2411.06465): ~0.5 GB of NCCL buffers per parallel dimension";
@@ -252,6 +255,9 @@ int64_t nccl_groups(const Parallelism& p, std::string* names) {
 }
 
 void add_beyond_tensors(const Context& c, StageEstimate& stage, StageBuilder& out) {
+  Term workspace{c.s.overheads.gemm_workspace_bytes, ""};
+  if (c.explain) workspace.formula = "configurable (--gemm-workspace-mib)";
+  out.add("GEMM workspaces", std::move(workspace), CountsToward::kAllocated, kSourceWorkspace);
   int64_t allocated = 0;
   for (const Row& r : stage.rows) allocated += r.bytes;
   const Overheads& o = c.s.overheads;

@@ -115,6 +115,8 @@ constexpr OptionSpec kOptions[] = {
      "CUDA context and kernels per GPU", ""},
     {"nccl_gib_per_group", K::kNumber, "overheads", "0.5",
      "NCCL buffers per parallel group of size > 1", ""},
+    {"gemm_workspace_mib", K::kNumber, "overheads", "64",
+     "cuBLAS/cuBLASLt (and Transformer Engine) GEMM workspaces per GPU, in MiB", ""},
     {"allocator_overhead", K::kNumber, "overheads", "0.10",
      "caching-allocator pool above peak allocated (fraction)", ""},
 };
@@ -479,6 +481,11 @@ std::optional<Error> read_overheads(const Reader& r, Overheads& o) {
     if (gib < 0 || gib > 64) return Error{key, fmt::format("{}", gib), "0 to 64 (GiB)", ""};
     *target = static_cast<int64_t>(gib * kGiB);
   }
+  double workspace_mib = static_cast<double>(o.gemm_workspace_bytes) / (1 << 20);
+  if (auto e = r.number("gemm_workspace_mib", workspace_mib)) return e;
+  if (workspace_mib < 0 || workspace_mib > 65536)
+    return Error{"gemm_workspace_mib", fmt::format("{}", workspace_mib), "0 to 65536 (MiB)", ""};
+  o.gemm_workspace_bytes = static_cast<int64_t>(workspace_mib * (1 << 20));
   return r.number("allocator_overhead", o.allocator_fraction);
 }
 

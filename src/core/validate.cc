@@ -73,6 +73,9 @@ std::optional<Error> check_sizes(const Scenario& s) {
     return Error{"cuda_context_gib", to_string(o.cuda_context_bytes), "0 to 64 GiB", ""};
   if (o.nccl_bytes_per_group < 0 || o.nccl_bytes_per_group > (int64_t{64} << 30))
     return Error{"nccl_gib_per_group", to_string(o.nccl_bytes_per_group), "0 to 64 GiB", ""};
+  if (o.gemm_workspace_bytes < 0 || o.gemm_workspace_bytes > (int64_t{64} << 30))
+    return Error{"gemm_workspace_mib", to_string(o.gemm_workspace_bytes >> 20), "0 to 65536 (MiB)",
+                 ""};
   if (!std::isfinite(o.allocator_fraction) || o.allocator_fraction < 0 || o.allocator_fraction > 4)
     return Error{"allocator_overhead", fmt::format("{}", o.allocator_fraction),
                  "a fraction from 0 to 4 (0.1 = reserved 10% above allocated)", ""};
