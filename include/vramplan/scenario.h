@@ -96,6 +96,13 @@ struct Conventions {
   // The vocabulary is padded to a multiple of this × tp (Megatron's --make-vocab-size-divisible-by,
   // default 128; nanotron's make_vocab_size_divisible_by). 1 = no padding.
   int64_t vocab_pad_multiple = 1;
+  // f-wide tensors a gated MLP keeps per token: 3 with a fused SwiGLU (Megatron's
+  // bias_swiglu: gate|up output and the activation output), 4 unfused (nanotron, Hugging Face:
+  // also the SiLU output kept for the product's backward). Plain GeLU MLPs keep 2.
+  int64_t gated_mlp_tensors = 3;
+  // Bytes per logit alive at the loss: Megatron keeps the activation-dtype logits and one fp32
+  // copy (2 + 4); nanotron casts to fp32 and subtracts the max out of place (2 + 4 + 4).
+  int64_t loss_bytes_per_logit = 6;
 };
 
 struct Scenario {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "vramplan/precision.h"
@@ -48,9 +49,10 @@ Dims dims_of(const Scenario& s) {
 }
 
 std::string preamble(const Scenario& s, const Dims& d) {
-  return fmt::format("n = s·b/c = {}·{}/{} = {} tokens, h = {}, t = {}, B = {}: ",
-                     s.training.seq_len, s.training.micro_batch, s.parallel.cp, group_digits(d.n),
-                     group_digits(d.h), static_cast<int64_t>(d.t), static_cast<int64_t>(d.bytes));
+  return fmt::format(
+      "n = s·b/c = {}·{}/{} = {} tokens, h = {}, t = {}, B = {}, G = {}: ", s.training.seq_len,
+      s.training.micro_batch, s.parallel.cp, group_digits(d.n), group_digits(d.h),
+      static_cast<int64_t>(d.t), static_cast<int64_t>(d.bytes), s.conventions.gated_mlp_tensors);
 }
 
 void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
@@ -97,14 +99,16 @@ void add_attention_core(const Scenario& s, const Dims& d, SumBuilder& sum) {
   }
 }
 
-// The tensors a gated (3 saved: gate|up output, activation output) or plain MLP keeps.
-Wide mlp_intermediate_factor(const ModelConfig& m) { return m.mlp == MlpKind::kGated ? 3 : 2; }
+// f-wide tensors a gated (per framework, see Conventions) or plain MLP keeps per token.
+Wide mlp_intermediate_factor(const Scenario& s) {
+  return s.model.mlp == MlpKind::kGated ? s.conventions.gated_mlp_tensors : 2;
+}
 
 void add_dense_mlp(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const ModelConfig& m = s.model;
   sum.add("MLP input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
-  const char* expr = m.mlp == MlpKind::kGated ? "3·n·f·B/t" : "2·n·f·B/t";
-  sum.add("MLP intermediates", expr, mlp_intermediate_factor(m) * d.n * m.ffn * d.bytes / d.t);
+  const char* expr = m.mlp == MlpKind::kGated ? "G·n·f·B/t" : "2·n·f·B/t";
+  sum.add("MLP intermediates", expr, mlp_intermediate_factor(s) * d.n * m.ffn * d.bytes / d.t);
 }
 
 void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
@@ -120,12 +124,12 @@ void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const char* expr =
       m.mlp == MlpKind::kGated ? "3·n·k·etp·f_e/etp·B/t_sp" : "2·n·k·etp·f_e/etp·B/t_sp";
   sum.add("expert intermediates", expr,
-          mlp_intermediate_factor(m) * routed * (moe.expert_ffn / etp) * d.bytes);
+          mlp_intermediate_factor(s) * routed * (moe.expert_ffn / etp) * d.bytes);
   if (moe.shared_experts > 0) {
     const Wide width = moe.shared_experts * moe.shared_expert_ffn;
-    const char* sexpr = m.mlp == MlpKind::kGated ? "3·n·S·f_s·B/t" : "2·n·S·f_s·B/t";
+    const char* sexpr = m.mlp == MlpKind::kGated ? "G·n·S·f_s·B/t" : "2·n·S·f_s·B/t";
     sum.add("shared-expert intermediates", sexpr,
-            mlp_intermediate_factor(m) * d.n * width * d.bytes / d.t);
+            mlp_intermediate_factor(s) * d.n * width * d.bytes / d.t);
   }
 }
 
@@ -185,7 +189,9 @@ Term logits_and_loss(const Scenario& s, bool explain) {
   const Wide vocab_shard = ceil_div(padded_vocab(s), d.t);
   SumBuilder sum(explain);
   sum.add("logits", "n·⌈V/t⌉·B", d.n * vocab_shard * d.bytes);
-  sum.add("fp32 cross-entropy copy", "n·⌈V/t⌉·4", d.n * vocab_shard * 4);
+  // What the loss keeps beside the logits: fp32 copies (one for Megatron, two for nanotron).
+  const Wide loss_extra = std::max<Wide>(s.conventions.loss_bytes_per_logit - d.bytes, 0);
+  sum.add("fp32 cross-entropy copies", "n·⌈V/t⌉·(L−B)", d.n * vocab_shard * loss_extra);
   return sum.finish(preamble(s, d) + fmt::format("V = {}: ", group_digits(padded_vocab(s))));
 }
 

@@ -91,3 +91,27 @@ TEST(Activations, MoeLayerCountsDispatchedTokens) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+TEST(Activations, UnfusedGluKeepsAFourthTensor) {
+  // nanotron/Hugging Face keep 4 f-wide tensors: + n·f·2 = 8192·14336·2 = 234,881,024.
+  Scenario s;
+  s.model = testing::llama8b_shape();
+  s.training.seq_len = 8192;
+  s.conventions.gated_mlp_tensors = 4;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 + 234'881'024);
+}
+
+TEST(Activations, LossBytesPerLogitFollowTheFramework) {
+  // nanotron: 10 B per logit = n·V·10 = 8192·128256·10 = 10,506,731,520.
+  Scenario s;
+  s.model = testing::llama8b_shape();
+  s.training.seq_len = 8192;
+  s.conventions.loss_bytes_per_logit = 10;
+  EXPECT_EQ(logits_and_loss(s, false).bytes, 10'506'731'520);
+}
+
+}  // namespace
+}  // namespace vramplan

@@ -62,6 +62,9 @@ std::optional<Error> check_sizes(const Scenario& s) {
   if (auto e = check_range("zero", p.zero, 0, 3)) return e;
   if (auto e = check_range("vocab_pad_multiple", s.conventions.vocab_pad_multiple, 1, 65536))
     return e;
+  if (auto e = check_range("gated_mlp_tensors", s.conventions.gated_mlp_tensors, 1, 16)) return e;
+  if (auto e = check_range("loss_bytes_per_logit", s.conventions.loss_bytes_per_logit, 0, 64))
+    return e;
   if (auto e = check_range("recompute_layers", tr.recompute_layers, 0, 1'000'000)) return e;
   if (auto e = check_range("fsdp_shard_group", p.fsdp_shard_group, 0, kMaxWorld)) return e;
   if (auto e = check_range("fsdp_prefetch", p.fsdp_prefetch, 0, 64)) return e;

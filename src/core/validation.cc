@@ -239,6 +239,10 @@ Scenario ultrascale_scenario(const CsvRow& r) {
   s.parallel.pp = integer_or(r["pp"], 1);
   s.parallel.zero = integer_or(r["zero_stage"], 0);
   s.parallel.balanced_split = true;  // nanotron spreads layers that do not divide evenly
+  // nanotron's Llama: unfused GLU (models/llama.py GLUActivation) and sharded_cross_entropy's
+  // fp32 cast plus out-of-place max subtraction (parallel/tensor_parallel/functional.py).
+  s.conventions.gated_mlp_tensors = 4;
+  s.conventions.loss_bytes_per_logit = 10;
   s.training.global_batch = s.training.micro_batch * integer_or(r["grad_accum"], 1) * s.parallel.dp;
   return s;
 }
