@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/embedded_data.h"
+#include "core/text.h"
 
 namespace vramplan {
 namespace {
@@ -27,12 +28,6 @@ constexpr double kMaxNominalGb = 1e6;  // 1 PB
 constexpr double kMaxUsableMib = 1e9;  // ~1 PB
 constexpr std::string_view kCatalogShape =
     R"({"gpus": [{"id", "name", "nominal_gb", "usable_mib", "source"}, ...]})";
-
-bool iequals(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](unsigned char x, unsigned char y) {
-    return std::tolower(x) == std::tolower(y);
-  });
-}
 
 // The value as the user wrote it, for error messages. Parsed strings are valid UTF-8, but
 // replace rather than throw in case a caller hands us a json built some other way.

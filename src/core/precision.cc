@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string>
 
+#include "core/text.h"
+
 namespace vramplan {
 
 std::string_view dtype_name(DType t) {
@@ -23,9 +25,7 @@ std::string_view dtype_name(DType t) {
 }
 
 std::optional<DType> parse_dtype(std::string_view s) {
-  std::string lower(s);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = to_lower(s);
   if (lower == "fp32" || lower == "float32" || lower == "float") return DType::kFp32;
   if (lower == "bf16" || lower == "bfloat16") return DType::kBf16;
   if (lower == "fp16" || lower == "float16" || lower == "half") return DType::kFp16;

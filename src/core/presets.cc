@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/embedded_data.h"
+#include "core/text.h"
 
 namespace vramplan {
 namespace {
@@ -18,13 +19,6 @@ namespace {
 constexpr std::string_view kModelsDir = "models/";
 constexpr std::string_view kConfigSuffix = ".json";
 constexpr std::string_view kHubIdsFile = "hub_ids.json";
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 // Preset name -> Hub id. A damaged hub_ids.json only costs the ids, never the presets.
 std::map<std::string, std::string, std::less<>> hub_ids() {
@@ -67,8 +61,8 @@ const std::vector<Preset>& presets() {
 
 const Preset* find_preset(std::string_view name_or_hub_id) {
   for (const Preset& preset : presets()) {
-    if (equals_ignoring_case(preset.name, name_or_hub_id) ||
-        (!preset.hub_id.empty() && equals_ignoring_case(preset.hub_id, name_or_hub_id))) {
+    if (iequals(preset.name, name_or_hub_id) ||
+        (!preset.hub_id.empty() && iequals(preset.hub_id, name_or_hub_id))) {
       return &preset;
     }
   }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/model_states.h"
+#include "core/text.h"
 #include "core/validate.h"
 #include "vramplan/hf_config.h"
 #include "vramplan/precision.h"
@@ -121,12 +122,6 @@ constexpr OptionSpec kOptions[] = {
      "caching-allocator pool above peak allocated (fraction)", ""},
 };
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 std::string as_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // Typed readers: each accepts the JSON type or its text form, and names the key on failure.
@@ -183,7 +178,7 @@ class Reader {
       out = v.get<bool>();
       return std::nullopt;
     }
-    const std::string s = lower(as_text(v));
+    const std::string s = to_lower(as_text(v));
     if (s == "true" || s == "on" || s == "yes" || s == "1") {
       out = true;
       return std::nullopt;
@@ -220,7 +215,7 @@ class Reader {
     std::string s;
     if (auto e = text(key, s)) return e;
     if (!has(key)) return std::nullopt;
-    const std::string wanted = lower(s);
+    const std::string wanted = to_lower(s);
     std::string accepted;
     for (size_t i = 0; i < N; ++i) {
       if (wanted == names[i]) {
