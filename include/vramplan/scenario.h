@@ -75,8 +75,12 @@ struct Parallelism {
   bool embedding_as_stage = false;  // the input embedding counts as one layer of the split
   bool loss_as_stage = false;       // final norm + LM head + loss count as one layer
   // When the layers do not divide evenly: false = an error; true = spread the remainder, one
-  // extra layer on each of the first chunks (nanotron's balanced split; stages may be empty).
+  // extra layer on each of the first chunks (stages may be empty).
   bool balanced_split = false;
+  // nanotron's split by compute cost (models/base.py build_model): each decoder layer costs
+  // 4·a·d·h + 3·f·h and the LM head V·h; a block joins the current rank, which closes once the
+  // running cost exceeds total·(r+1)/pp — so the first ranks take one layer more. vpp = 1 only.
+  bool compute_balanced_split = false;
 
   int64_t world_size() const { return tp * pp * cp * dp; }
 };
@@ -103,6 +107,17 @@ struct Conventions {
   // Bytes per logit alive at the loss: Megatron keeps the activation-dtype logits and one fp32
   // copy (2 + 4); nanotron casts to fp32 and subtracts the max out of place (2 + 4 + 4).
   int64_t loss_bytes_per_logit = 6;
+  // With sequence parallelism, what a column-parallel linear (QKV, MLP up, LM head) saves for
+  // its weight gradient: Megatron saves its sequence shard and all-gathers it again in the
+  // backward (false); nanotron before tp_recompute_allgather (2025) saved the gathered input.
+  bool sp_saves_gathered_inputs = false;
+  // PyTorch DDP without gradient_as_bucket_view keeps its own copy of every gradient in its
+  // buckets (Hugging Face Trainer / accelerate default).
+  bool ddp_bucket_copy = false;
+  // torch.autocast caches a low-precision copy of each weight between forward and backward.
+  bool autocast_weight_cache = false;
+  // DeepSpeed ZeRO's reduce/all-gather bucket, in elements of the gradient dtype (0 = none).
+  int64_t comm_bucket_elements = 0;
 };
 
 struct Scenario {
@@ -111,6 +126,7 @@ struct Scenario {
   Parallelism parallel;
   Overheads overheads;
   Conventions conventions;
+  int framework_id = -1;  // vramplan::Framework the conventions came from; -1 = none (generic)
 };
 
 // The vocabulary as the framework allocates it: V rounded up to vocab_pad_multiple · tp.

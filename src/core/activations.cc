@@ -35,17 +35,26 @@ class SumBuilder {
 struct Dims {
   Wide n;  // tokens of a microbatch on this CP rank
   Wide h;
-  Wide t;      // tensor-parallel degree
-  Wide t_sp;   // divisor of hidden-wide tensors outside the TP region: t with SP, else 1
-  Wide bytes;  // activation dtype bytes
+  Wide t;               // tensor-parallel degree
+  Wide t_sp;            // divisor of hidden-wide tensors outside the TP region: t with SP, else 1
+  Wide t_in;            // divisor of a column-parallel linear's saved input: t_sp, or 1 when the
+                        // framework saves the all-gathered input (Conventions)
+  Wide bytes;           // activation dtype bytes
+  const char* in_expr;  // "n·h·B/t_sp" or "n·h·B (all-gathered)"
 };
 
 Dims dims_of(const Scenario& s) {
   const Parallelism& par = s.parallel;
   const Wide t = par.tp;
-  return Dims{tokens_per_rank(s), s.model.hidden, t,
-              (par.sequence_parallel && par.tp > 1) ? t : Wide{1},
-              bytes_of(1, s.training.activation_dtype)};
+  const Wide t_sp = (par.sequence_parallel && par.tp > 1) ? t : Wide{1};
+  const bool gathered = t_sp > 1 && s.conventions.sp_saves_gathered_inputs;
+  return Dims{tokens_per_rank(s),
+              s.model.hidden,
+              t,
+              t_sp,
+              gathered ? Wide{1} : t_sp,
+              bytes_of(1, s.training.activation_dtype),
+              gathered ? "n·h·B (all-gathered)" : "n·h·B/t_sp"};
 }
 
 std::string preamble(const Scenario& s, const Dims& d) {
@@ -58,7 +67,7 @@ std::string preamble(const Scenario& s, const Dims& d) {
 void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const ModelConfig& m = s.model;
   const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
-  sum.add("QKV input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("QKV input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
   sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
   if (m.qk_norm || m.qk_norm_full_width)
     sum.add("q/k norm inputs", "n·(a+g)·d·B/t", d.n * (a + g) * hd * d.bytes / d.t);
@@ -69,7 +78,7 @@ void add_mla_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const MlaConfig& mla = s.model.mla;
   const Wide a = s.model.num_heads;
   const Wide qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
-  sum.add("down-projection input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("down-projection input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
   // The low-rank latents are not split by TP: every TP rank computes them.
   if (mla.q_lora_rank > 0)
     sum.add("q latent + its norm", "2·n·q_lora·B", 2 * d.n * mla.q_lora_rank * d.bytes);
@@ -106,7 +115,7 @@ Wide mlp_intermediate_factor(const Scenario& s) {
 
 void add_dense_mlp(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const ModelConfig& m = s.model;
-  sum.add("MLP input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("MLP input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
   const char* expr = m.mlp == MlpKind::kGated ? "G·n·f·B/t" : "2·n·f·B/t";
   sum.add("MLP intermediates", expr, mlp_intermediate_factor(s) * d.n * m.ffn * d.bytes / d.t);
 }
@@ -180,7 +189,7 @@ Term head_activations(const Scenario& s, bool explain) {
   const Dims d = dims_of(s);
   SumBuilder sum(explain);
   sum.add("final-norm input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
-  sum.add("LM-head input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("LM-head input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
   return sum.finish(preamble(s, d));
 }
 

@@ -31,6 +31,12 @@ constexpr const char* kSourceRecompute =
 constexpr const char* kSourceWorkspace =
     "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp (cuBLAS and cuBLASLt workspaces, 32 MiB "
     "each on Hopper); Transformer Engine adds 32 MiB of its own";
+constexpr const char* kSourceDdpBuckets =
+    "torch DDP gradient buckets without gradient_as_bucket_view (docs/frameworks.md)";
+constexpr const char* kSourceAutocast =
+    "torch.autocast weight-cast cache, kept until backward (docs/frameworks.md)";
+constexpr const char* kSourceBuckets =
+    "DeepSpeed ZeRO reduce_bucket_size / allgather_bucket_size (docs/frameworks.md)";
 constexpr const char* kSourceContext = "CUDA context and kernels (FORMULAS.md §5: 0.3–1.3 GiB)";
 constexpr const char* kSourceNccl =
     "Fujii et al. 2024 (arXiv 2411.06465): ~0.5 GB of NCCL buffers per parallel dimension";
@@ -103,6 +109,26 @@ Term bytes_per_param(Wide bytes_each_x8, const Shard& shard, const char* what, b
   return t;
 }
 
+// Copies some frameworks keep beside the weights and gradients (Conventions, frameworks.h).
+void add_framework_copies(const Context& c, const GpuParams& g, StageBuilder& out) {
+  const Conventions& conv = c.s.conventions;
+  const Training& tr = c.s.training;
+  const Sharding& sh = c.sharding;
+  const bool data_parallel = c.s.parallel.dp * c.s.parallel.cp > 1;
+  if (conv.ddp_bucket_copy && data_parallel && !sh.grads && c.s.parallel.fsdp == FsdpMode::kNone) {
+    const DType bucket = tr.fp32_grad_accumulation ? DType::kFp32 : tr.grad_dtype;
+    out.add("DDP gradient buckets",
+            bytes_per_param(bits_of(bucket), shard_of(g, sh, false, c.explain),
+                            "bucket copy of each gradient", c.explain),
+            CountsToward::kAllocated, kSourceDdpBuckets);
+  }
+  if (conv.autocast_weight_cache && tr.param_dtype != tr.activation_dtype)
+    out.add("autocast weight copies",
+            bytes_per_param(bits_of(tr.activation_dtype), shard_of(g, sh, sh.params, c.explain),
+                            "cast copy kept for backward", c.explain),
+            CountsToward::kAllocated, kSourceAutocast);
+}
+
 void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
   const Training& tr = c.s.training;
   const Sharding& sh = c.sharding;
@@ -120,6 +146,8 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
           bytes_per_param(bits_of(grad_type), shard_of(g, sh, sh.grads, c.explain),
                           grad_what.c_str(), c.explain),
           CountsToward::kAllocated, kSourceStates);
+
+  add_framework_copies(c, g, out);
 
   const Shard opt_shard = shard_of(g, sh, sh.optimizer, c.explain);
   if (tr.master_weights && tr.param_dtype != DType::kFp32)
@@ -258,6 +286,15 @@ void add_beyond_tensors(const Context& c, StageEstimate& stage, StageBuilder& ou
   Term workspace{c.s.overheads.gemm_workspace_bytes, ""};
   if (c.explain) workspace.formula = "configurable (--gemm-workspace-mib)";
   out.add("GEMM workspaces", std::move(workspace), CountsToward::kAllocated, kSourceWorkspace);
+  const int64_t bucket = c.s.conventions.comm_bucket_elements;
+  if (bucket > 0 && c.s.parallel.dp * c.s.parallel.cp > 1 && c.s.parallel.zero > 0) {
+    const Wide grad_bytes = bytes_of(1, c.s.training.grad_dtype);
+    Term t{Wide{bucket} * grad_bytes, ""};
+    if (c.explain)
+      t.formula = fmt::format("{} elements × {} B (reduce/all-gather bucket)", group_digits(bucket),
+                              static_cast<int64_t>(grad_bytes));
+    out.add("communication buckets", std::move(t), CountsToward::kAllocated, kSourceBuckets);
+  }
   int64_t allocated = 0;
   for (const Row& r : stage.rows) allocated += r.bytes;
   const Overheads& o = c.s.overheads;
@@ -356,8 +393,7 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
 
   std::vector<StageEstimate> ranks;
   bool overflow = false;
-  const std::vector<RankLayout> layout =
-      layout_pipeline(s.model.num_layers, s.parallel, est.microbatches);
+  const std::vector<RankLayout> layout = layout_pipeline(s.model, s.parallel, est.microbatches);
   for (size_t r = 0; r < layout.size(); ++r) {
     StageEstimate stage;
     stage.ranks = {static_cast<int64_t>(r)};

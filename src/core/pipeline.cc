@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/term.h"
+
 namespace vramplan {
 namespace {
 
@@ -38,7 +40,59 @@ std::vector<int64_t> chunk_sizes(int64_t num_layers, const Parallelism& par) {
   return sizes;
 }
 
+// Relative forward cost of one decoder layer as nanotron's get_block_compute_costs counts it:
+// attention projections 4·a·d·h plus the MLP's 3·f·h (2·f·h for a plain MLP). An MoE layer
+// counts the experts a token visits.
+Wide layer_cost(const ModelConfig& m, int64_t layer) {
+  const bool moe = layer < static_cast<int64_t>(m.moe_layers.size()) && m.moe_layers[layer];
+  const Wide ffn = moe ? Wide{m.moe.top_k} * m.moe.expert_ffn +
+                             Wide{m.moe.shared_experts} * m.moe.shared_expert_ffn
+                       : Wide{m.ffn};
+  const Wide mlp_matrices = m.mlp == MlpKind::kGated ? 3 : 2;
+  return Wide{4} * m.num_heads * m.head_dim * m.hidden + mlp_matrices * ffn * m.hidden;
+}
+
+std::vector<RankLayout> layout_from_sizes(const std::vector<int64_t>& sizes, const Parallelism& par,
+                                          int64_t m) {
+  std::vector<RankLayout> ranks(par.pp);
+  int64_t next_layer = 0;
+  for (size_t chunk = 0; chunk < sizes.size(); ++chunk) {
+    RankLayout& rank = ranks[chunk % par.pp];
+    for (int64_t i = 0; i < sizes[chunk]; ++i) rank.layers.push_back(next_layer++);
+  }
+  ranks.front().has_embedding = true;
+  ranks.back().has_head = true;
+  for (int64_t r = 0; r < par.pp; ++r) {
+    ranks[r].in_flight_chunks = in_flight_chunks(par, r, m);
+    // Only the all-forward-all-backward schedule keeps more than one microbatch of logits.
+    ranks[r].in_flight_logits = (par.schedule == Schedule::kGPipe && par.pp > 1) ? m : 1;
+  }
+  return ranks;
+}
+
 }  // namespace
+
+std::vector<int64_t> compute_cost_split(const ModelConfig& model, int64_t pp) {
+  std::vector<Wide> costs;  // blocks: embedding, decoder layers, final norm, LM head, loss
+  costs.push_back(0);
+  for (int64_t l = 0; l < model.num_layers; ++l) costs.push_back(layer_cost(model, l));
+  costs.push_back(0);
+  costs.push_back(Wide{model.vocab} * model.hidden);
+  costs.push_back(0);
+  Wide total = 0;
+  for (Wide c : costs) total += c;
+  std::vector<int64_t> layers(pp, 0);
+  int64_t rank = 0;
+  Wide running = 0;
+  for (size_t block = 0; block < costs.size(); ++block) {
+    running += costs[block];
+    const bool decoder = block >= 1 && block <= static_cast<size_t>(model.num_layers);
+    if (decoder) ++layers[rank];
+    // running > total·(rank+1)/pp, in exact integers.
+    if (running * pp > total * (rank + 1) && rank + 1 < pp) ++rank;
+  }
+  return layers;
+}
 
 int64_t in_flight_chunks(const Parallelism& par, int64_t rank, int64_t m) {
   if (par.pp == 1) return 1;  // gradient accumulation runs microbatches one after another
@@ -56,21 +110,14 @@ int64_t in_flight_chunks(const Parallelism& par, int64_t rank, int64_t m) {
 }
 
 std::vector<RankLayout> layout_pipeline(int64_t num_layers, const Parallelism& par, int64_t m) {
-  const std::vector<int64_t> sizes = chunk_sizes(num_layers, par);
-  std::vector<RankLayout> ranks(par.pp);
-  int64_t next_layer = 0;
-  for (size_t chunk = 0; chunk < sizes.size(); ++chunk) {
-    RankLayout& rank = ranks[chunk % par.pp];
-    for (int64_t i = 0; i < sizes[chunk]; ++i) rank.layers.push_back(next_layer++);
-  }
-  ranks.front().has_embedding = true;
-  ranks.back().has_head = true;
-  for (int64_t r = 0; r < par.pp; ++r) {
-    ranks[r].in_flight_chunks = in_flight_chunks(par, r, m);
-    // Only the all-forward-all-backward schedule keeps more than one microbatch of logits.
-    ranks[r].in_flight_logits = (par.schedule == Schedule::kGPipe && par.pp > 1) ? m : 1;
-  }
-  return ranks;
+  return layout_from_sizes(chunk_sizes(num_layers, par), par, m);
+}
+
+std::vector<RankLayout> layout_pipeline(const ModelConfig& model, const Parallelism& par,
+                                        int64_t m) {
+  if (par.compute_balanced_split && par.pp > 1)
+    return layout_from_sizes(compute_cost_split(model, par.pp), par, m);
+  return layout_pipeline(model.num_layers, par, m);
 }
 
 std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& par) {
@@ -118,6 +165,19 @@ std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& pa
                  what + " (" + std::to_string(units) + ") are not divisible by pp·vpp = " +
                      std::to_string(par.pp) + "·" + std::to_string(par.vpp)};
   }
+  return std::nullopt;
+}
+
+std::optional<Error> validate_pipeline(const ModelConfig& model, const Parallelism& par) {
+  if (!par.compute_balanced_split) return validate_pipeline(model.num_layers, par);
+  const char* why = nullptr;
+  if (par.vpp > 1) why = "nanotron's compute-cost split has no virtual stages (vpp must be 1)";
+  if (par.first_stage_layers > 0 || par.last_stage_layers > 0 || par.embedding_as_stage ||
+      par.loss_as_stage)
+    why =
+        "the compute-cost split places every block itself; drop first/last stage layers and "
+        "embedding/loss stages";
+  if (why) return Error{"pipeline_split", "compute", "even or balanced with this layout", why};
   return std::nullopt;
 }
 

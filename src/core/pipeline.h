@@ -27,9 +27,16 @@ struct RankLayout {
 // REQUIRES: the layout was checked by validate_pipeline.
 std::vector<RankLayout> layout_pipeline(int64_t num_layers, const Parallelism& parallel,
                                         int64_t microbatches);
+// The same for a model: also handles parallel.compute_balanced_split, which needs layer costs.
+std::vector<RankLayout> layout_pipeline(const ModelConfig& model, const Parallelism& parallel,
+                                        int64_t microbatches);
+
+// Decoder layers per pipeline rank under nanotron's compute-cost split (see Parallelism).
+std::vector<int64_t> compute_cost_split(const ModelConfig& model, int64_t pp);
 
 // Checks that num_layers can be split as asked; the Error names the offending option.
 std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& parallel);
+std::optional<Error> validate_pipeline(const ModelConfig& model, const Parallelism& parallel);
 
 // Chunk-microbatches alive at the activation peak on `rank` (Megatron schedules):
 //   1F1B: min(pp − rank, m);  GPipe: m;  interleaved: min(2·(pp − rank − 1) + (vpp − 1)·pp + 1,

@@ -137,3 +137,49 @@ TEST(Pipeline, UnevenLayoutThatDoesNotSplitIsAnError) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+ModelConfig llama3_8b_shape() {
+  ModelConfig m;
+  m.num_layers = 32;
+  m.hidden = 4096;
+  m.num_heads = m.num_kv_heads = 32;
+  m.head_dim = 128;
+  m.ffn = 14336;
+  m.vocab = 131072;
+  m.moe_layers.assign(32, false);
+  return m;
+}
+
+// The Ultra-Scale Playbook prints nanotron's split of Llama3-8B over 8 stages: rank 0 holds the
+// embedding and 5 decoder layers, rank 3 also 5, the last rank 2 layers with the LM head and
+// loss (Ultra-Scale Playbook, "3D parallelism in nanotron", build_model's printout).
+TEST(Pipeline, ComputeCostSplitMatchesNanotronsLlama3Example) {
+  const std::vector<int64_t> layers = compute_cost_split(llama3_8b_shape(), 8);
+  EXPECT_EQ(layers, (std::vector<int64_t>{5, 4, 4, 5, 4, 4, 4, 2}));
+}
+
+TEST(Pipeline, ComputeCostSplitPutsTwoLayersFirstWhenStagesMatchLayers) {
+  // 32 stages for 32 layers: the LM head's cost (V·h ≈ 2.2 layers) pushes layers forward, so
+  // the first rank (which keeps 32 microbatches in flight) holds two layers.
+  const std::vector<int64_t> layers = compute_cost_split(llama3_8b_shape(), 32);
+  EXPECT_EQ(layers.front(), 2);
+  int64_t total = 0;
+  for (int64_t n : layers) total += n;
+  EXPECT_EQ(total, 32);
+}
+
+TEST(Pipeline, ComputeCostSplitNeedsOneChunkPerRank) {
+  Parallelism p;
+  p.pp = 4;
+  p.vpp = 2;
+  p.compute_balanced_split = true;
+  auto e = validate_pipeline(llama3_8b_shape(), p);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "pipeline_split");
+}
+
+}  // namespace
+}  // namespace vramplan

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vramplan/frameworks.h"
 #include "vramplan/hardware.h"
 
 namespace vramplan {
@@ -144,9 +145,23 @@ json parallel_json(const Parallelism& p) {
   };
 }
 
+json conventions_json(const Scenario& s) {
+  const Conventions& c = s.conventions;
+  return {{"framework", s.framework_id < 0 ? "none" : framework_name(Framework(s.framework_id))},
+          {"vocab_pad_multiple", c.vocab_pad_multiple},
+          {"gated_mlp_tensors", c.gated_mlp_tensors},
+          {"loss_bytes_per_logit", c.loss_bytes_per_logit},
+          {"sp_saves_gathered_inputs", c.sp_saves_gathered_inputs},
+          {"ddp_bucket_copy", c.ddp_bucket_copy},
+          {"autocast_weight_cache", c.autocast_weight_cache},
+          {"comm_bucket_elements", c.comm_bucket_elements},
+          {"compute_balanced_split", s.parallel.compute_balanced_split}};
+}
+
 json scenario_json(const Scenario& s) {
   const Overheads& o = s.overheads;
   return {{"model", model_json(s.model)},
+          {"conventions", conventions_json(s)},
           {"training", training_json(s.training)},
           {"parallel", parallel_json(s.parallel)},
           {"overheads",

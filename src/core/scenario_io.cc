@@ -11,6 +11,7 @@
 #include "core/model_states.h"
 #include "core/text.h"
 #include "core/validate.h"
+#include "vramplan/frameworks.h"
 #include "vramplan/hf_config.h"
 #include "vramplan/precision.h"
 #include "vramplan/presets.h"
@@ -106,9 +107,15 @@ constexpr OptionSpec kOptions[] = {
      "count the LM head and loss as one layer of the pipeline split", ""},
     // Hardware and overheads
     {"pipeline_split", K::kChoice, "parallelism", "even",
-     "layers that do not divide over pp·vpp: an error (even) or spread over the first stages "
-     "(balanced, as nanotron does)",
-     "even, balanced"},
+     "how layers are split over pp·vpp: evenly (an error when they do not divide), balanced "
+     "(the remainder spread over the first stages) or compute (nanotron's split by compute "
+     "cost, the LM head counted as V·h)",
+     "even, balanced, compute"},
+    {"framework", K::kChoice, "framework", "none",
+     "training framework whose conventions to apply (fp32 grad buffers, DDP bucket copies, loss "
+     "copies of the logits, pipeline split, allocator pool; docs/frameworks.md); explicit "
+     "settings still win",
+     "megatron, torchtitan, deepspeed, nanotron, hf-trainer"},
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
     {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
@@ -447,10 +454,13 @@ std::optional<Error> read_parallel(const Reader& r, Parallelism& p) {
   p.schedule = p.vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;  // implied by virtual stages
   if (auto e = r.choice("schedule", kScheduleNames, p.schedule)) return e;
   if (auto e = r.choice("fsdp", kFsdpNames, p.fsdp)) return e;
-  static constexpr std::array<const char*, 2> kSplitNames = {"even", "balanced"};
+  static constexpr std::array<const char*, 3> kSplitNames = {"even", "balanced", "compute"};
   int split = 0;
   if (auto e = r.choice("pipeline_split", kSplitNames, split)) return e;
-  p.balanced_split = split == 1;
+  if (r.has("pipeline_split")) {  // otherwise the framework's split stays
+    p.balanced_split = split == 1;
+    p.compute_balanced_split = split == 2;
+  }
   return read_world(r, p);
 }
 
@@ -521,6 +531,9 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   if (auto e = check_known_keys(settings)) return *e;
   const Reader r(settings);
   ResolvedScenario out;
+  Framework framework = Framework::kMegatron;
+  if (auto e = r.choice("framework", kFrameworkNames, framework)) return *e;
+  if (r.has("framework")) apply_framework(framework, out.scenario);
   Result<ParsedModel> model = read_model(r, settings, read_file);
   if (!model) return model.error();
   out.scenario.model = std::move(model->model);

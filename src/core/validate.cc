@@ -143,7 +143,7 @@ std::optional<Error> check_schedule(const Scenario& s) {
     return Error{"schedule", "1f1b", "interleaved (or gpipe) when vpp > 1", ""};
   if (p.schedule == Schedule::kInterleaved && p.vpp == 1)
     return Error{"schedule", "interleaved", "1f1b or gpipe when vpp = 1, or set vpp > 1", ""};
-  return validate_pipeline(s.model.num_layers, p);
+  return validate_pipeline(s.model, p);
 }
 
 std::optional<Error> check_sharding(const Scenario& s) {

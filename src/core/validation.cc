@@ -8,6 +8,7 @@
 #include "core/csv.h"
 #include "core/embedded_data.h"
 #include "vramplan/estimate.h"
+#include "vramplan/frameworks.h"
 #include "vramplan/hardware.h"
 
 namespace vramplan {
@@ -231,6 +232,7 @@ ModelConfig ultrascale_model(const std::string& size) {
 // sequence parallelism, 1F1B, ZeRO 0 or 1, flash attention, no recompute.
 Scenario ultrascale_scenario(const CsvRow& r) {
   Scenario s;
+  apply_framework(Framework::kNanotron, s);
   s.model = ultrascale_model(r["model"]);
   s.training.seq_len = 4096;
   s.training.micro_batch = integer_or(r["micro_batch"], 1);
@@ -238,11 +240,8 @@ Scenario ultrascale_scenario(const CsvRow& r) {
   s.parallel.tp = integer_or(r["tp"], 1);
   s.parallel.pp = integer_or(r["pp"], 1);
   s.parallel.zero = integer_or(r["zero_stage"], 0);
-  s.parallel.balanced_split = true;  // nanotron spreads layers that do not divide evenly
-  // nanotron's Llama: unfused GLU (models/llama.py GLUActivation) and sharded_cross_entropy's
-  // fp32 cast plus out-of-place max subtraction (parallel/tensor_parallel/functional.py).
-  s.conventions.gated_mlp_tensors = 4;
-  s.conventions.loss_bytes_per_logit = 10;
+  // nanotron's conventions (docs/frameworks.md): compute-cost pipeline split, unfused GLU,
+  // the loss's fp32 copies of the logits, fp32 gradient accumulation, allocator pool.
   s.training.global_batch = s.training.micro_batch * integer_or(r["grad_accum"], 1) * s.parallel.dp;
   return s;
 }

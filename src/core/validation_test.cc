@@ -46,8 +46,8 @@ TEST(Validation, AccuracyDoesNotRegress) {
       {"Megatron static memory, median |error| %", 3.0},
       {"Megatron peak allocated, median |error| %", 3.0},
       {"Megatron peak allocated, p90 |error| %", 13.5},
-      {"Ultra-Scale reported memory, median |error| %", 22.0},
-      {"Ultra-Scale reported memory, p90 |error| %", 44.0}};
+      {"Ultra-Scale reported memory, median |error| %", 7.5},
+      {"Ultra-Scale reported memory, p90 |error| %", 29.0}};
   for (const auto& [name, ceiling] : ceilings) {
     bool seen = false;
     for (const AccuracyTarget& t : report().targets) {
@@ -59,10 +59,10 @@ TEST(Validation, AccuracyDoesNotRegress) {
   }
   for (const AccuracyTarget& t : report().targets) {
     if (t.name == "Ultra-Scale runs that ran predicted to fit, %") {
-      EXPECT_GE(t.value, 99.5);
+      EXPECT_GE(t.value, 99.0);
     }
     if (t.name == "Ultra-Scale crashed runs flagged tight or oom, %") {
-      EXPECT_GE(t.value, 82.0);
+      EXPECT_GE(t.value, 87.5);
     }
   }
 }

@@ -1,0 +1,92 @@
+#include "vramplan/frameworks.h"
+
+namespace vramplan {
+namespace {
+
+// Reserved-above-allocated for frameworks that run PyTorch's caching allocator without
+// expandable segments: torchtitan measured reserved 20–36% above peak active (FORMULAS.md §5);
+// the low end is taken.
+constexpr double kFragmentedPool = 0.20;
+
+void megatron(Scenario& s) {
+  // --make-vocab-size-divisible-by 128 (arguments.py); fused bias_swiglu keeps gate|up and the
+  // activation output; the fp32 cross-entropy keeps one fp32 copy of the logits; the DDP's
+  // contiguous main_grad buffer is the gradient (fp32 with --accumulate-allreduce-grads-in-fp32,
+  // the default for bf16); NVIDIA's recipes set expandable_segments, so the pool stays near 10%.
+  s.conventions.vocab_pad_multiple = 128;
+  s.conventions.gated_mlp_tensors = 3;
+  s.conventions.loss_bytes_per_logit = 6;
+  s.overheads.allocator_fraction = 0.10;
+}
+
+void nanotron(Scenario& s) {
+  // models/llama.py: unfused GLU (4 f-wide tensors); functional.py sharded_cross_entropy: fp32
+  // cast plus out-of-place max subtraction (2 + 4 + 4 B/logit); models/base.py build_model:
+  // pipeline split by compute cost; FP32GradientAccumulator: fp32 grad buffer and fp32 master.
+  s.conventions.gated_mlp_tensors = 4;
+  s.conventions.loss_bytes_per_logit = 10;
+  s.parallel.compute_balanced_split = true;
+  s.overheads.allocator_fraction = kFragmentedPool;
+}
+
+void torchtitan(Scenario& s) {
+  // FSDP2 with MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): sharded fp32
+  // parameters are the master copy, sharded fp32 gradients, bf16 compute; FeedForward keeps
+  // w1·x, w3·x, silu and the product (4); cross_entropy_loss upcasts the logits (2 + 4 + 4).
+  s.parallel.fsdp = FsdpMode::kFullShard;
+  s.training.param_dtype = DType::kFp32;
+  s.training.grad_dtype = DType::kFp32;
+  s.training.fp32_grad_accumulation = false;
+  s.training.master_weights = false;
+  s.conventions.gated_mlp_tensors = 4;
+  s.conventions.loss_bytes_per_logit = 10;
+  s.overheads.allocator_fraction = kFragmentedPool;
+}
+
+void deepspeed(Scenario& s) {
+  // ZeRO with bf16: fp32 master weights and fp32 gradient partitions; reduce_bucket_size and
+  // allgather_bucket_size default to 5e8 elements (runtime/zero/config.py), held in the
+  // gradient dtype; Hugging Face models (unfused GLU, logits upcast to fp32 for the loss).
+  s.parallel.zero = 2;
+  s.conventions.gated_mlp_tensors = 4;
+  s.conventions.loss_bytes_per_logit = 10;
+  s.conventions.comm_bucket_elements = 500'000'000;
+  s.overheads.allocator_fraction = kFragmentedPool;
+}
+
+void hf_trainer(Scenario& s) {
+  // Trainer --bf16 is torch.autocast over fp32 weights: fp32 params, grads and Adam states, no
+  // separate master copy; autocast caches a bf16 copy of each weight for the backward; DDP
+  // (gradient_as_bucket_view=False, accelerate's default) keeps a second copy of the gradients
+  // in its buckets; the model upcasts logits to fp32 for the loss.
+  s.training.param_dtype = DType::kFp32;
+  s.training.grad_dtype = DType::kFp32;
+  s.training.fp32_grad_accumulation = false;
+  s.training.master_weights = false;
+  s.conventions.gated_mlp_tensors = 4;
+  s.conventions.loss_bytes_per_logit = 10;
+  s.conventions.ddp_bucket_copy = true;
+  s.conventions.autocast_weight_cache = true;
+  s.overheads.allocator_fraction = kFragmentedPool;
+}
+
+}  // namespace
+
+void apply_framework(Framework framework, Scenario& s) {
+  s.conventions = Conventions{};
+  s.framework_id = static_cast<int>(framework);
+  switch (framework) {
+    case Framework::kMegatron:
+      return megatron(s);
+    case Framework::kTorchtitan:
+      return torchtitan(s);
+    case Framework::kDeepspeed:
+      return deepspeed(s);
+    case Framework::kNanotron:
+      return nanotron(s);
+    case Framework::kHfTrainer:
+      return hf_trainer(s);
+  }
+}
+
+}  // namespace vramplan
