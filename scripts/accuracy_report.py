@@ -389,6 +389,33 @@ def megatron_rows_section(report):
     ]
 
 
+def uncertainty_section(report):
+    bands = report.get("uncertainty", {})
+    rows = []
+    for key, label in [("model_states", "weights, gradients, optimizer states, buffers"),
+                       ("activations", "activations, logits, head inputs"),
+                       ("reserved", "reserved total (allocator pool)"),
+                       ("device", "CUDA context, NCCL")]:
+        b = bands.get(key)
+        if not b:
+            continue
+        rows.append([label, signed_pct(b["low_pct"]), signed_pct(b["high_pct"]),
+                     str(b["samples"]), b["basis"]])
+    return [
+        "## Uncertainty",
+        "",
+        "Every row and total carries a band, `bytes_low`..`bytes_high` in the JSON and "
+        "\"likely a–b\" in the table: where the measured value fell for 80% of validated runs. "
+        "For each class of row, the 10th and 90th percentiles of the signed error "
+        "e = (predicted − measured) / measured give measured ∈ [predicted / (1 + e90), "
+        "predicted / (1 + e10)]. The bands live in `data/uncertainty.json`, written by this "
+        "script (`vramplan validate --bands`); a unit test fails when the file and the "
+        "measurements disagree.",
+        "",
+        table(["rows", "e10", "e90", "runs", "basis"], rows, "lrrrl"),
+    ]
+
+
 def markdown(report):
     parts = [
         ["# vramplan accuracy", "",
@@ -397,6 +424,7 @@ def markdown(report):
         targets_section(report),
         summary_section(report),
         confusion_section(report),
+        uncertainty_section(report),
         plots_section(),
         skipped_section(report),
         largest_errors_section(report),

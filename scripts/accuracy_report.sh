@@ -27,5 +27,13 @@ fi
 
 build/vramplan validate --format json >"$report"
 "$python" scripts/accuracy_report.py "$report" --docs docs
+# The uncertainty bands estimates carry (compiled in: rebuild to pick up a change).
+build/vramplan validate --bands >data/uncertainty.json.tmp
+if cmp -s data/uncertainty.json.tmp data/uncertainty.json; then
+  rm data/uncertainty.json.tmp
+else
+  mv data/uncertainty.json.tmp data/uncertainty.json
+  echo "data/uncertainty.json changed: rebuild so that estimates carry the new bands"
+fi
 
-echo "wrote docs/accuracy.md and docs/accuracy/*.svg"
+echo "wrote docs/accuracy.md, docs/accuracy/*.svg and data/uncertainty.json"

@@ -27,6 +27,9 @@ struct Row {
   CountsToward counts_toward = CountsToward::kAllocated;
   std::string formula;  // with the values filled in; empty when explain is off
   std::string source;   // paper or framework file the formula follows
+  // Where the measured value lies for 80% of validated runs (uncertainty.h).
+  int64_t bytes_low = 0;
+  int64_t bytes_high = 0;
 };
 
 struct StageEstimate {
@@ -39,6 +42,9 @@ struct StageEstimate {
   int64_t allocated_bytes = 0;
   int64_t reserved_bytes = 0;
   int64_t device_bytes = 0;
+  int64_t allocated_bytes_low = 0, allocated_bytes_high = 0;  // uncertainty band (80%)
+  int64_t reserved_bytes_low = 0, reserved_bytes_high = 0;
+  int64_t device_bytes_low = 0, device_bytes_high = 0;
 };
 
 struct Peak {
@@ -46,6 +52,9 @@ struct Peak {
   int64_t allocated_bytes = 0;
   int64_t reserved_bytes = 0;
   int64_t device_bytes = 0;
+  int64_t allocated_bytes_low = 0, allocated_bytes_high = 0;  // the peak stage's band
+  int64_t reserved_bytes_low = 0, reserved_bytes_high = 0;
+  int64_t device_bytes_low = 0, device_bytes_high = 0;
 };
 
 enum class Verdict { kFits, kTight, kOom };

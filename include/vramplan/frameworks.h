@@ -14,9 +14,8 @@ namespace vramplan {
 
 enum class Framework { kMegatron, kTorchtitan, kDeepspeed, kNanotron, kHfTrainer };
 
-inline constexpr std::array<const char*, 5> kFrameworkNames = {"megatron", "torchtitan",
-                                                               "deepspeed", "nanotron",
-                                                               "hf-trainer"};
+inline constexpr std::array<const char*, 5> kFrameworkNames = {
+    "megatron", "torchtitan", "deepspeed", "nanotron", "hf-trainer"};
 inline const char* framework_name(Framework f) { return kFrameworkNames[static_cast<size_t>(f)]; }
 
 // Sets s.conventions, s.overheads and the training/parallel defaults the framework implies.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vramplan/error.h"
+#include "vramplan/uncertainty.h"
 
 namespace vramplan {
 
@@ -57,5 +58,9 @@ struct ValidationReport {
 // Runs every measured row through the estimator with one set of framework conventions per
 // dataset (documented in docs/frameworks.md); rows that cannot be modelled are skipped, visibly.
 Result<ValidationReport> validate_measurements();
+
+// The uncertainty bands this report supports (see uncertainty.h): what data/uncertainty.json
+// must hold.
+UncertaintyBands derive_bands(const ValidationReport& report);
 
 }  // namespace vramplan

@@ -15,6 +15,7 @@ struct ValidateArgs {
   std::string format = "table";
   bool rows = true;
   bool check = false;
+  bool bands = false;
 };
 
 nlohmann::json to_json(const ValidationReport& report) {
@@ -86,8 +87,14 @@ void print_table(const ValidationReport& report, bool rows) {
 int run_validate(const ValidateArgs& args) {
   Result<ValidationReport> report = validate_measurements();
   if (!report) return report_error(report.error());
+  if (args.bands) {  // what data/uncertainty.json must hold
+    std::cout << bands_to_json(derive_bands(*report)).dump(2) << "\n";
+    return 0;
+  }
   if (args.format == "json") {
-    std::cout << to_json(*report).dump(2) << "\n";
+    nlohmann::json j = to_json(*report);
+    j["uncertainty"] = bands_to_json(derive_bands(*report));
+    std::cout << j.dump(2) << "\n";
   } else {
     print_table(*report, args.rows);
   }
@@ -111,6 +118,8 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
       ->capture_default_str();
   cmd->add_flag("!--no-rows", args->rows, "print only the summaries");
   cmd->add_flag("--check", args->check, "exit 1 when an accuracy target is missed");
+  cmd->add_flag("--bands", args->bands,
+                "print the uncertainty bands the measurements support (data/uncertainty.json)");
   cmd->callback([run, args] { *run = [args] { return run_validate(*args); }; });
 }
 

@@ -11,6 +11,7 @@
 #include "core/term.h"
 #include "core/validate.h"
 #include "vramplan/precision.h"
+#include "vramplan/uncertainty.h"
 
 namespace vramplan {
 namespace {
@@ -323,6 +324,43 @@ void total_up(StageEstimate& stage) {
   }
 }
 
+bool is_activation_row(const Row& r) {
+  static constexpr std::string_view kActivationRows[] = {
+      "activations",           "recompute working set",
+      "embedding activations", "final norm + LM head inputs",
+      "logits + loss",         "MTP activations"};
+  for (std::string_view name : kActivationRows)
+    if (r.component == name) return true;
+  return false;
+}
+
+// Bands from the validation spread (uncertainty.h): allocated rows by class, the reserved total
+// from the reserved spread (the pool row takes up the difference), device rows their own range.
+void add_bands(StageEstimate& stage, const UncertaintyBands& bands) {
+  int64_t alloc_low = 0, alloc_high = 0, device_low = 0, device_high = 0;
+  for (Row& r : stage.rows) {
+    if (r.counts_toward == CountsToward::kReserved) continue;
+    const ErrorSpread& spread = r.counts_toward == CountsToward::kDevice ? bands.device
+                                : is_activation_row(r)                   ? bands.activations
+                                                                         : bands.model_states;
+    r.bytes_low = band_low(r.bytes, spread);
+    r.bytes_high = band_high(r.bytes, spread);
+    (r.counts_toward == CountsToward::kDevice ? device_low : alloc_low) += r.bytes_low;
+    (r.counts_toward == CountsToward::kDevice ? device_high : alloc_high) += r.bytes_high;
+  }
+  stage.allocated_bytes_low = alloc_low;
+  stage.allocated_bytes_high = alloc_high;
+  stage.reserved_bytes_low = std::max(alloc_low, band_low(stage.reserved_bytes, bands.reserved));
+  stage.reserved_bytes_high = std::max(alloc_high, band_high(stage.reserved_bytes, bands.reserved));
+  for (Row& r : stage.rows) {
+    if (r.counts_toward != CountsToward::kReserved) continue;
+    r.bytes_low = stage.reserved_bytes_low - alloc_low;
+    r.bytes_high = stage.reserved_bytes_high - alloc_high;
+  }
+  stage.device_bytes_low = stage.reserved_bytes_low + device_low;
+  stage.device_bytes_high = stage.reserved_bytes_high + device_high;
+}
+
 bool same_breakdown(const StageEstimate& a, const StageEstimate& b) {
   if (a.layers != b.layers || a.rows.size() != b.rows.size()) return false;
   for (size_t i = 0; i < a.rows.size(); ++i)
@@ -414,6 +452,7 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
       break;
     }
     total_up(stage);
+    add_bands(stage, builtin_bands());
     ranks.push_back(std::move(stage));
   }
   if (overflow)
@@ -426,7 +465,16 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
     const StageEstimate& st = est.stages[i];
     if (st.device_bytes > est.peak.device_bytes ||
         (st.device_bytes == est.peak.device_bytes && st.allocated_bytes > est.peak.allocated_bytes))
-      est.peak = Peak{i, st.allocated_bytes, st.reserved_bytes, st.device_bytes};
+      est.peak = Peak{i,
+                      st.allocated_bytes,
+                      st.reserved_bytes,
+                      st.device_bytes,
+                      st.allocated_bytes_low,
+                      st.allocated_bytes_high,
+                      st.reserved_bytes_low,
+                      st.reserved_bytes_high,
+                      st.device_bytes_low,
+                      st.device_bytes_high};
   }
   add_warnings(s, est.microbatches, est);
   return est;

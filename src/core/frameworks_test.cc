@@ -75,8 +75,8 @@ TEST(Frameworks, DeepSpeedBucketsOnlyWithZeroAndDataParallelism) {
   const Scenario s = resolved({{"model", "Llama-3.1-8B"}, {"framework", "deepspeed"}, {"gpus", 8}});
   EXPECT_EQ(row_bytes(*estimate(s, {.explain = false}), "communication buckets"),
             int64_t{500'000'000} * 2);
-  const Scenario zero0 = resolved(
-      {{"model", "Llama-3.1-8B"}, {"framework", "deepspeed"}, {"gpus", 8}, {"zero", 0}});
+  const Scenario zero0 =
+      resolved({{"model", "Llama-3.1-8B"}, {"framework", "deepspeed"}, {"gpus", 8}, {"zero", 0}});
   EXPECT_EQ(row_bytes(*estimate(zero0, {.explain = false}), "communication buckets"), -1);
 }
 

@@ -176,6 +176,8 @@ json stage_json(const StageEstimate& stage) {
     rows.push_back({{"component", r.component},
                     {"bytes", r.bytes},
                     {"counts_toward", counts_toward_name(r.counts_toward)},
+                    {"bytes_low", r.bytes_low},
+                    {"bytes_high", r.bytes_high},
                     {"formula", r.formula},
                     {"source", r.source}});
   }
@@ -187,7 +189,13 @@ json stage_json(const StageEstimate& stage) {
           {"rows", std::move(rows)},
           {"allocated_bytes", stage.allocated_bytes},
           {"reserved_bytes", stage.reserved_bytes},
-          {"device_bytes", stage.device_bytes}};
+          {"device_bytes", stage.device_bytes},
+          {"allocated_bytes_low", stage.allocated_bytes_low},
+          {"allocated_bytes_high", stage.allocated_bytes_high},
+          {"reserved_bytes_low", stage.reserved_bytes_low},
+          {"reserved_bytes_high", stage.reserved_bytes_high},
+          {"device_bytes_low", stage.device_bytes_low},
+          {"device_bytes_high", stage.device_bytes_high}};
 }
 
 json peak_json(const Estimate& e) {
@@ -196,7 +204,13 @@ json peak_json(const Estimate& e) {
           {"stage_index", e.peak.stage},
           {"allocated_bytes", e.peak.allocated_bytes},
           {"reserved_bytes", e.peak.reserved_bytes},
-          {"device_bytes", e.peak.device_bytes}};
+          {"device_bytes", e.peak.device_bytes},
+          {"allocated_bytes_low", e.peak.allocated_bytes_low},
+          {"allocated_bytes_high", e.peak.allocated_bytes_high},
+          {"reserved_bytes_low", e.peak.reserved_bytes_low},
+          {"reserved_bytes_high", e.peak.reserved_bytes_high},
+          {"device_bytes_low", e.peak.device_bytes_low},
+          {"device_bytes_high", e.peak.device_bytes_high}};
 }
 
 json fit_json(const Fit& f) {
@@ -298,11 +312,24 @@ std::string stage_details(const StageEstimate& s) {
   return text;
 }
 
+// "12.34 GiB allocated (likely 11.90–13.10)": the estimate and its 80% band.
+std::string amount_with_band(int64_t bytes, int64_t low, int64_t high, const char* what) {
+  return fmt::format("{} GiB {} (likely {}–{})", gib(bytes), what, gib(low), gib(high));
+}
+
+std::string peak_amounts(const Peak& p) {
+  return amount_with_band(p.allocated_bytes, p.allocated_bytes_low, p.allocated_bytes_high,
+                          "allocated") +
+         " · " +
+         amount_with_band(p.reserved_bytes, p.reserved_bytes_low, p.reserved_bytes_high,
+                          "reserved") +
+         " · " +
+         amount_with_band(p.device_bytes, p.device_bytes_low, p.device_bytes_high, "device");
+}
+
 std::string peak_text(const Estimate& e) {
   const StageEstimate* stage = peak_stage(e);
-  return fmt::format("{}: {} GiB allocated · {} GiB reserved · {} GiB device",
-                     stage ? stage->name : "(no stage)", gib(e.peak.allocated_bytes),
-                     gib(e.peak.reserved_bytes), gib(e.peak.device_bytes));
+  return fmt::format("{}: {}", stage ? stage->name : "(no stage)", peak_amounts(e.peak));
 }
 
 // What each stage total is measured by, so that a user compares like with like.
@@ -608,13 +635,11 @@ class TableWriter {
   void peak() {
     const StageEstimate* stage = peak_stage(estimate_);
     section(fmt::format("peak · {}", stage ? stage->name : "(no stage)"));
-    const Peak& p = estimate_.peak;
-    const std::string amounts =
-        fmt::format("{} GiB allocated · {} GiB reserved · {} GiB device", gib(p.allocated_bytes),
-                    gib(p.reserved_bytes), gib(p.device_bytes));
-    for (const std::string& l : wrap(amounts, width_ - kIndent)) {
+    for (const std::string& l : wrap(peak_amounts(estimate_.peak), width_ - kIndent)) {
       line(std::string(kIndent, ' ') + l);
     }
+    line(std::string(kIndent, ' ') +
+         "likely: where 80% of validated runs fell (docs/accuracy.md#uncertainty)");
   }
 
   std::string verdict_text(Verdict v) const {

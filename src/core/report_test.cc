@@ -83,7 +83,16 @@ Estimate small_estimate() {
   last.device_bytes = 7 * kGiB + 600 * kMiB;
 
   e.stages = {first, last};
-  e.peak = Peak{0, first.allocated_bytes, first.reserved_bytes, first.device_bytes};
+  e.peak = Peak{0,
+                first.allocated_bytes,
+                first.reserved_bytes,
+                first.device_bytes,
+                13 * kGiB,
+                16 * kGiB,
+                14 * kGiB,
+                18 * kGiB,
+                15 * kGiB,
+                19 * kGiB};
   e.fit = {
       Fit{"h100-80gb", "NVIDIA H100 80GB", 80'000'000'000, 81559 * kMiB, 0.205, Verdict::kFits},
       Fit{"l4-24gb", "NVIDIA L4", 24'000'000'000, 23034 * kMiB, 0.71 * 1.2, Verdict::kTight},
@@ -132,17 +141,20 @@ TEST(EstimateToJson, Parameters) {
 
 TEST(EstimateToJson, StagesAndRows) {
   const nlohmann::json stage = estimate_to_json(small_scenario(), small_estimate())["stages"][0];
-  EXPECT_EQ(keys(stage), (std::vector<std::string>{"allocated_bytes", "device_bytes",
-                                                   "in_flight_microbatches", "layer_ids", "layers",
-                                                   "name", "ranks", "reserved_bytes", "rows"}));
+  EXPECT_EQ(
+      keys(stage),
+      (std::vector<std::string>{
+          "allocated_bytes", "allocated_bytes_high", "allocated_bytes_low", "device_bytes",
+          "device_bytes_high", "device_bytes_low", "in_flight_microbatches", "layer_ids", "layers",
+          "name", "ranks", "reserved_bytes", "reserved_bytes_high", "reserved_bytes_low", "rows"}));
   EXPECT_EQ(stage["name"], "stage 1 of 2 (first)");
   EXPECT_EQ(stage["ranks"], nlohmann::json::array({0}));
   EXPECT_EQ(stage["layer_ids"].size(), 16u);
   EXPECT_EQ(stage["in_flight_microbatches"], 2);
   EXPECT_EQ(stage["allocated_bytes"], 14 * kGiB);
   const nlohmann::json r = stage["rows"][2];
-  EXPECT_EQ(keys(r),
-            (std::vector<std::string>{"bytes", "component", "counts_toward", "formula", "source"}));
+  EXPECT_EQ(keys(r), (std::vector<std::string>{"bytes", "bytes_high", "bytes_low", "component",
+                                               "counts_toward", "formula", "source"}));
   EXPECT_TRUE(r["bytes"].is_number_integer());
   EXPECT_EQ(r["bytes"], kGiB + 512 * kMiB);
   EXPECT_EQ(r["counts_toward"], "reserved");
@@ -156,6 +168,10 @@ TEST(EstimateToJson, PeakNamesTheStage) {
   EXPECT_EQ(peak["stage_index"], 0);
   EXPECT_EQ(peak["reserved_bytes"], 15 * kGiB + 512 * kMiB);
   EXPECT_EQ(peak["device_bytes"], 15 * kGiB + 1112 * kMiB);
+  EXPECT_EQ(peak["allocated_bytes_low"], 13 * kGiB);
+  EXPECT_EQ(peak["allocated_bytes_high"], 16 * kGiB);
+  EXPECT_EQ(peak["reserved_bytes_low"], 14 * kGiB);
+  EXPECT_EQ(peak["device_bytes_high"], 19 * kGiB);
 }
 
 TEST(EstimateToJson, Fit) {
@@ -236,7 +252,8 @@ TEST(RenderMarkdown, HasTablesForStagesAndFit) {
   EXPECT_NE(md.find("`s·b·V/t \\| fp32 copy`"), std::string::npos) << "pipes escaped";
   EXPECT_NE(md.find("| **total device** | **16.09** |"), std::string::npos) << md;
   EXPECT_NE(md.find("| v100-16gb | NVIDIA V100 16GB | 15.78 | 104.0% | oom |"), std::string::npos);
-  EXPECT_NE(md.find("stage 1 of 2 (first): 14.00 GiB allocated · 15.50 GiB reserved"),
+  EXPECT_NE(md.find("stage 1 of 2 (first): 14.00 GiB allocated (likely 13.00–16.00) · 15.50 GiB "
+                    "reserved (likely 14.00–18.00)"),
             std::string::npos);
   EXPECT_NE(md.find("## Warnings\n\n- fewer microbatches"), std::string::npos);
 }
@@ -256,7 +273,8 @@ TEST(RenderTable, ShowsEveryComponentPeakAndVerdict) {
                            "= 16 GPUs",
                            "ZeRO-1",
                            "peak · stage 1 of 2 (first)",
-                           "14.00 GiB allocated · 15.50 GiB reserved · 16.09 GiB device",
+                           "14.00 GiB allocated (likely 13.00–16.00)",
+                           "device (likely 15.00–19.00)",
                            "h100-80gb",
                            "fits",
                            "tight",
