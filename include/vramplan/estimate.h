@@ -32,6 +32,12 @@ struct Row {
   int64_t bytes_high = 0;
 };
 
+// Allocated memory at one moment of a training step (see StageEstimate::phases).
+struct Phase {
+  std::string name;  // "forward/backward", "optimizer step", "first step forward/backward"
+  int64_t allocated_bytes = 0;
+};
+
 struct StageEstimate {
   std::string name;                    // "stage 1 of 4 (first)", or "all layers" when pp = 1
   std::vector<int64_t> ranks;          // pipeline ranks sharing exactly this breakdown
@@ -45,6 +51,13 @@ struct StageEstimate {
   int64_t allocated_bytes_low = 0, allocated_bytes_high = 0;  // uncertainty band (80%)
   int64_t reserved_bytes_low = 0, reserved_bytes_high = 0;
   int64_t device_bytes_low = 0, device_bytes_high = 0;
+  // The step's high-water mark is the largest of its phases: the backward of the first
+  // microbatch (activations in flight, logits), the optimizer step (states plus the optimizer's
+  // temporaries, activations freed), and — reported, never larger — the first step's
+  // forward/backward, before the optimizer has created its states. `rows` are what is alive in
+  // `peak_phase`.
+  std::vector<Phase> phases;
+  std::string peak_phase;
 };
 
 struct Peak {

@@ -118,6 +118,8 @@ struct Conventions {
   bool autocast_weight_cache = false;
   // DeepSpeed ZeRO's reduce/all-gather bucket, in elements of the gradient dtype (0 = none).
   int64_t comm_bucket_elements = 0;
+  // torch's foreach (non-fused) Adam allocates a state-sized temporary during the step.
+  bool optimizer_foreach_temporaries = false;
 };
 
 struct Scenario {

@@ -38,6 +38,8 @@ constexpr const char* kSourceAutocast =
     "torch.autocast weight-cast cache, kept until backward (docs/frameworks.md)";
 constexpr const char* kSourceBuckets =
     "DeepSpeed ZeRO reduce_bucket_size / allgather_bucket_size (docs/frameworks.md)";
+constexpr const char* kSourceOptimizerStep =
+    "torch.optim foreach Adam/AdamW (_multi_tensor_adam: sqrt of the second moment)";
 constexpr const char* kSourceContext = "CUDA context and kernels (FORMULAS.md §5: 0.3–1.3 GiB)";
 constexpr const char* kSourceNccl =
     "Fujii et al. 2024 (arXiv 2411.06465): ~0.5 GB of NCCL buffers per parallel dimension";
@@ -108,6 +110,66 @@ Term bytes_per_param(Wide bytes_each_x8, const Shard& shard, const char* what, b
     t.formula = fmt::format("{} B/param ({}) × {} params", static_cast<double>(bytes_each_x8) / 8,
                             what, shard.text);
   return t;
+}
+
+bool is_activation_row(const Row& r) {
+  static constexpr std::string_view kActivationRows[] = {
+      "activations",           "recompute working set",
+      "embedding activations", "final norm + LM head inputs",
+      "logits + loss",         "MTP activations"};
+  for (std::string_view name : kActivationRows)
+    if (r.component == name) return true;
+  return false;
+}
+
+int64_t row_bytes(const StageEstimate& stage, std::string_view component) {
+  for (const Row& r : stage.rows)
+    if (r.component == component) return r.bytes;
+  return 0;
+}
+
+struct PhaseTotals {
+  int64_t forward_backward = 0, optimizer_step = 0, first_step = 0;  // tensors only
+};
+
+// Picks the phase with the most allocated tensors and leaves in stage.rows what is alive then.
+// torch's foreach Adam (torch/optim/adam.py _multi_tensor_adam) materialises sqrt(v) for every
+// parameter it updates: one state-sized temporary; fused implementations keep none.
+PhaseTotals settle_peak_phase(const Context& c, StageEstimate& stage, StageBuilder& out) {
+  PhaseTotals t;
+  int64_t activations = 0;
+  for (const Row& r : stage.rows) {
+    t.forward_backward += r.bytes;
+    if (is_activation_row(r)) activations += r.bytes;
+  }
+  const bool adam = c.s.training.optimizer == Optimizer::kAdamW;
+  const int64_t temporaries = c.s.conventions.optimizer_foreach_temporaries && adam
+                                  ? row_bytes(stage, "optimizer states") / 2
+                                  : 0;
+  t.optimizer_step = t.forward_backward - activations + temporaries;
+  t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
+  stage.peak_phase = "forward/backward";
+  if (t.optimizer_step > t.forward_backward) {
+    std::erase_if(stage.rows, is_activation_row);
+    Term temp{temporaries, c.explain
+                               ? fmt::format("Adam's sqrt(v) copy: optimizer states {} / 2",
+                                             short_bytes(row_bytes(stage, "optimizer states")))
+                               : ""};
+    out.add("optimizer step temporaries", std::move(temp), CountsToward::kAllocated,
+            kSourceOptimizerStep);
+    stage.peak_phase = "optimizer step";
+  }
+  return t;
+}
+
+// Phase totals as allocated bytes: tensors plus what every phase shares (workspaces, buckets).
+void record_phases(const PhaseTotals& t, size_t first_shared_row, StageEstimate& stage) {
+  int64_t shared = 0;
+  for (size_t i = first_shared_row; i < stage.rows.size(); ++i)
+    if (stage.rows[i].counts_toward == CountsToward::kAllocated) shared += stage.rows[i].bytes;
+  stage.phases = {{"forward/backward", t.forward_backward + shared},
+                  {"optimizer step", t.optimizer_step + shared},
+                  {"first step forward/backward", t.first_step + shared}};
 }
 
 // Copies some frameworks keep beside the weights and gradients (Conventions, frameworks.h).
@@ -324,16 +386,6 @@ void total_up(StageEstimate& stage) {
   }
 }
 
-bool is_activation_row(const Row& r) {
-  static constexpr std::string_view kActivationRows[] = {
-      "activations",           "recompute working set",
-      "embedding activations", "final norm + LM head inputs",
-      "logits + loss",         "MTP activations"};
-  for (std::string_view name : kActivationRows)
-    if (r.component == name) return true;
-  return false;
-}
-
 // Bands from the validation spread (uncertainty.h): allocated rows by class, the reserved total
 // from the reserved spread (the pool row takes up the difference), device rows their own range.
 void add_bands(StageEstimate& stage, const UncertaintyBands& bands) {
@@ -446,11 +498,14 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
       overflow = true;
       break;
     }
+    const PhaseTotals phases = settle_peak_phase(c, stage, out);
+    const size_t before_beyond = stage.rows.size();
     add_beyond_tensors(c, stage, out);
     if (out.overflow()) {
       overflow = true;
       break;
     }
+    record_phases(phases, before_beyond, stage);
     total_up(stage);
     add_bands(stage, builtin_bands());
     ranks.push_back(std::move(stage));

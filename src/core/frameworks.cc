@@ -67,6 +67,7 @@ void hf_trainer(Scenario& s) {
   s.conventions.loss_bytes_per_logit = 10;
   s.conventions.ddp_bucket_copy = true;
   s.conventions.autocast_weight_cache = true;
+  s.conventions.optimizer_foreach_temporaries = true;  // optim adamw_torch (foreach)
   s.overheads.allocator_fraction = kFragmentedPool;
 }
 

@@ -92,3 +92,36 @@ TEST(Frameworks, UnknownFrameworkIsAnErrorNamingTheChoices) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+TEST(Phases, ForeachAdamCanMakeTheOptimizerStepThePeak) {
+  // Short sequences, fp32 weights, foreach AdamW: the step's sqrt(v) temporary (4 B/param)
+  // outweighs the activations, so the high-water mark is the optimizer step.
+  const Scenario s =
+      resolved({{"model", "Llama-3.1-8B"}, {"framework", "hf-trainer"}, {"seq_len", 512}});
+  const Estimate e = *estimate(s, {.explain = false});
+  const StageEstimate& st = e.stages.front();
+  EXPECT_EQ(st.peak_phase, "optimizer step");
+  EXPECT_EQ(row_bytes(e, "optimizer step temporaries"), e.parameters.total * 4);
+  EXPECT_EQ(row_bytes(e, "activations"), -1);  // freed before the step
+  ASSERT_EQ(st.phases.size(), 3u);
+  EXPECT_EQ(st.phases[1].allocated_bytes, st.allocated_bytes);
+  EXPECT_GT(st.phases[1].allocated_bytes, st.phases[0].allocated_bytes);
+}
+
+TEST(Phases, FusedOptimizersPeakInTheBackwardAndTheFirstStepIsLighter) {
+  const Scenario s = resolved({{"model", "Llama-3.1-8B"}, {"framework", "megatron"}});
+  const Estimate e = *estimate(s, {.explain = false});
+  const StageEstimate& st = e.stages.front();
+  EXPECT_EQ(st.peak_phase, "forward/backward");
+  ASSERT_EQ(st.phases.size(), 3u);
+  EXPECT_EQ(st.phases[0].allocated_bytes, st.allocated_bytes);
+  // Before the first optimizer step there are no optimizer states yet.
+  EXPECT_EQ(st.phases[0].allocated_bytes - st.phases[2].allocated_bytes,
+            row_bytes(e, "optimizer states"));
+}
+
+}  // namespace
+}  // namespace vramplan

@@ -155,6 +155,7 @@ json conventions_json(const Scenario& s) {
           {"ddp_bucket_copy", c.ddp_bucket_copy},
           {"autocast_weight_cache", c.autocast_weight_cache},
           {"comm_bucket_elements", c.comm_bucket_elements},
+          {"optimizer_foreach_temporaries", c.optimizer_foreach_temporaries},
           {"compute_balanced_split", s.parallel.compute_balanced_split}};
 }
 
@@ -168,6 +169,13 @@ json scenario_json(const Scenario& s) {
            {{"cuda_context_bytes", o.cuda_context_bytes},
             {"nccl_bytes_per_group", o.nccl_bytes_per_group},
             {"allocator_fraction", o.allocator_fraction}}}};
+}
+
+json phases_json(const StageEstimate& stage) {
+  json phases = json::array();
+  for (const Phase& p : stage.phases)
+    phases.push_back({{"name", p.name}, {"allocated_bytes", p.allocated_bytes}});
+  return phases;
 }
 
 json stage_json(const StageEstimate& stage) {
@@ -195,13 +203,16 @@ json stage_json(const StageEstimate& stage) {
           {"reserved_bytes_low", stage.reserved_bytes_low},
           {"reserved_bytes_high", stage.reserved_bytes_high},
           {"device_bytes_low", stage.device_bytes_low},
-          {"device_bytes_high", stage.device_bytes_high}};
+          {"device_bytes_high", stage.device_bytes_high},
+          {"phases", phases_json(stage)},
+          {"peak_phase", stage.peak_phase}};
 }
 
 json peak_json(const Estimate& e) {
   const StageEstimate* stage = peak_stage(e);
   return {{"stage", stage ? stage->name : std::string()},
           {"stage_index", e.peak.stage},
+          {"phase", stage ? stage->peak_phase : std::string()},
           {"allocated_bytes", e.peak.allocated_bytes},
           {"reserved_bytes", e.peak.reserved_bytes},
           {"device_bytes", e.peak.device_bytes},
@@ -325,6 +336,18 @@ std::string peak_amounts(const Peak& p) {
                           "reserved") +
          " · " +
          amount_with_band(p.device_bytes, p.device_bytes_low, p.device_bytes_high, "device");
+}
+
+// "during forward/backward; optimizer step 38.10 GiB, first step forward/backward 30.00 GiB"
+std::string phases_text(const StageEstimate& st) {
+  std::string text = "during " + st.peak_phase;
+  std::string others;
+  for (const Phase& p : st.phases) {
+    if (p.name == st.peak_phase) continue;
+    others +=
+        fmt::format("{}{} {} GiB", others.empty() ? "" : ", ", p.name, gib(p.allocated_bytes));
+  }
+  return others.empty() ? text : text + "; allocated at other phases: " + others;
 }
 
 std::string peak_text(const Estimate& e) {
@@ -637,6 +660,10 @@ class TableWriter {
     section(fmt::format("peak · {}", stage ? stage->name : "(no stage)"));
     for (const std::string& l : wrap(peak_amounts(estimate_.peak), width_ - kIndent)) {
       line(std::string(kIndent, ' ') + l);
+    }
+    if (stage) {
+      for (const std::string& l : wrap(phases_text(*stage), width_ - kIndent))
+        line(std::string(kIndent, ' ') + l);
     }
     line(std::string(kIndent, ' ') +
          "likely: where 80% of validated runs fell (docs/accuracy.md#uncertainty)");

@@ -141,12 +141,12 @@ TEST(EstimateToJson, Parameters) {
 
 TEST(EstimateToJson, StagesAndRows) {
   const nlohmann::json stage = estimate_to_json(small_scenario(), small_estimate())["stages"][0];
-  EXPECT_EQ(
-      keys(stage),
-      (std::vector<std::string>{
-          "allocated_bytes", "allocated_bytes_high", "allocated_bytes_low", "device_bytes",
-          "device_bytes_high", "device_bytes_low", "in_flight_microbatches", "layer_ids", "layers",
-          "name", "ranks", "reserved_bytes", "reserved_bytes_high", "reserved_bytes_low", "rows"}));
+  EXPECT_EQ(keys(stage),
+            (std::vector<std::string>{
+                "allocated_bytes", "allocated_bytes_high", "allocated_bytes_low", "device_bytes",
+                "device_bytes_high", "device_bytes_low", "in_flight_microbatches", "layer_ids",
+                "layers", "name", "peak_phase", "phases", "ranks", "reserved_bytes",
+                "reserved_bytes_high", "reserved_bytes_low", "rows"}));
   EXPECT_EQ(stage["name"], "stage 1 of 2 (first)");
   EXPECT_EQ(stage["ranks"], nlohmann::json::array({0}));
   EXPECT_EQ(stage["layer_ids"].size(), 16u);

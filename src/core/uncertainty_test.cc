@@ -47,7 +47,9 @@ TEST(Uncertainty, BrokenBandFilesAreErrorsNamingTheField) {
   EXPECT_EQ(r.error().field, "uncertainty.model_states");
 }
 
-TEST(Uncertainty, EveryTotalLiesInsideItsBand) {
+// A band need not contain the estimate (when vramplan under-predicts a class, its band lies
+// above), but it is ordered and the rows' bands add up to the totals'.
+TEST(Uncertainty, BandsAreOrderedAndAddUp) {
   Scenario s;
   s.model = testing::llama8b_shape();
   s.parallel.pp = 4;
@@ -58,12 +60,10 @@ TEST(Uncertainty, EveryTotalLiesInsideItsBand) {
   Result<Estimate> e = estimate(s);
   ASSERT_TRUE(e.ok()) << e.error().message();
   for (const StageEstimate& st : e->stages) {
-    EXPECT_LE(st.allocated_bytes_low, st.allocated_bytes);
-    EXPECT_GE(st.allocated_bytes_high, st.allocated_bytes);
-    EXPECT_LE(st.reserved_bytes_low, st.reserved_bytes);
-    EXPECT_GE(st.reserved_bytes_high, st.reserved_bytes);
-    EXPECT_LE(st.device_bytes_low, st.device_bytes);
-    EXPECT_GE(st.device_bytes_high, st.device_bytes);
+    EXPECT_LE(st.allocated_bytes_low, st.allocated_bytes_high);
+    EXPECT_LE(st.reserved_bytes_low, st.reserved_bytes_high);
+    EXPECT_LE(st.device_bytes_low, st.device_bytes_high);
+    EXPECT_LE(st.allocated_bytes_low, st.reserved_bytes_low);
     int64_t low = 0, high = 0;
     for (const Row& r : st.rows) {
       EXPECT_LE(r.bytes_low, r.bytes_high) << r.component;
