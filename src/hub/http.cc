@@ -170,6 +170,7 @@ std::string url_origin(const std::string& url) {
 }
 
 std::string resolve_location(const std::string& base, const std::string& location) {
+  if (location.empty()) return "";
   CURLU* u = curl_url();
   std::string resolved;
   char* out = nullptr;

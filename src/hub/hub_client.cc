@@ -43,8 +43,9 @@ std::string host_of(const std::string& url) {
   return url.substr(0, end);
 }
 
+// The id itself was fine, so there is no other value to suggest: the reason says what to do.
 Error model_error(const ModelRef& ref, std::string reason) {
-  return Error{"model", ref.text(), std::string(kModelAccepted), std::move(reason)};
+  return Error{"model", ref.text(), "", std::move(reason)};
 }
 
 std::optional<std::string> read_local_header(const fs::path& path, std::string& why) {
