@@ -137,6 +137,9 @@ HttpOutcome HttpClient::get(const HttpRequest& request) {
   if (!request.ca_bundle.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, request.ca_bundle.c_str());
 
   const CURLcode code = curl_easy_perform(curl);
+  // The handle outlives this call: let it point at nothing that is about to go.
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
   curl_slist_free_all(headers);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &transfer.response.status);
   if (transfer.too_large)

@@ -330,6 +330,8 @@ std::vector<std::variant<TensorStats, MissingFile, ReadFailure>> HubClient::all_
 Result<CheckpointSummary> HubClient::checkpoint(const std::string& repo_id,
                                                 const std::string& commit) {
   const ModelRef pinned{repo_id, commit, true};
+  if (!is_commit_hash(commit) || !parse_model_ref(repo_id).ok())
+    return model_error(pinned, "a checkpoint is read at a full commit of a valid Hub id");
   const fs::path saved =
       fs::path(settings_.checkpoint_dir) / repo_folder_name(repo_id) / (commit + ".json");
   if (std::optional<std::string> text = read_small_file(saved, 1 << 20)) {

@@ -350,6 +350,7 @@ def make_certificate(directory):
 
 
 def main():
+    parent = os.getppid()  # before the slow start-up, while the test that started us waits
     parser = argparse.ArgumentParser()
     parser.add_argument("--https", action="store_true", help="also serve the Hub over TLS")
     parser.add_argument("--slow", type=float, default=10.0, help="seconds tiny-org/slow waits")
@@ -372,11 +373,15 @@ def main():
         urls["https"] = f"https://127.0.0.1:{serve('hub', context)}"
         urls["ca"] = cert
     print(json.dumps(urls), flush=True)
+    # Serve until killed, or until the test that started us is gone (a crashed test must not
+    # leave servers behind).
     try:
-        while True:
-            time.sleep(3600)
+        while os.getppid() == parent:
+            time.sleep(0.5)
     except KeyboardInterrupt:
         pass
+    for d in cleanup:
+        shutil.rmtree(d, True)
 
 
 if __name__ == "__main__":
