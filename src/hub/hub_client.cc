@@ -146,6 +146,14 @@ Error HubClient::http_error(const ModelRef& ref, const std::string& url, const H
   return model_error(ref, fmt::format("{} answered HTTP {} for {}", host_of(url), r.status, url));
 }
 
+HttpRequest HubClient::base_request() const {
+  HttpRequest r;
+  r.connect_timeout_s = settings_.connect_timeout_s;
+  r.total_timeout_s = settings_.total_timeout_s;
+  r.ca_bundle = settings_.ca_bundle;
+  return r;
+}
+
 HubClient::Outcome HubClient::request(HttpClient& http, const ModelRef& ref,
                                       const std::string& filename, const HttpRequest& base) {
   const std::string endpoint_origin = url_origin(settings_.endpoint);
@@ -190,11 +198,8 @@ HubClient::Outcome HubClient::request(HttpClient& http, const ModelRef& ref,
 }
 
 FetchOutcome HubClient::download_json(const ModelRef& ref, const std::string& filename) {
-  HttpRequest base;
+  HttpRequest base = base_request();
   base.max_body_bytes = kMaxJsonBytes;
-  base.connect_timeout_s = settings_.connect_timeout_s;
-  base.total_timeout_s = settings_.total_timeout_s;
-  base.ca_bundle = settings_.ca_bundle;
   Outcome outcome = request(*http_, ref, filename, base);
   if (auto* e = std::get_if<Error>(&outcome)) return *e;
   if (auto* missing = std::get_if<MissingFile>(&outcome)) {
@@ -257,10 +262,7 @@ Result<FetchedFile> HubClient::fetch_config(const ModelRef& ref) {
 
 std::variant<std::string, MissingFile, ReadFailure> HubClient::remote_header(
     HttpClient& http, const ModelRef& pinned, const std::string& shard) {
-  HttpRequest base;
-  base.connect_timeout_s = settings_.connect_timeout_s;
-  base.total_timeout_s = settings_.total_timeout_s;
-  base.ca_bundle = settings_.ca_bundle;
+  HttpRequest base = base_request();
   base.stop_at_max = true;  // a server that ignores Range must not send us the weights
   base.range = std::pair<int64_t, int64_t>{0, kFirstHeaderRead - 1};
   base.max_body_bytes = kFirstHeaderRead;

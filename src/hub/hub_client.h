@@ -71,6 +71,7 @@ class HubClient {
   };
   using Outcome = std::variant<Answer, MissingFile, Error>;
 
+  HttpRequest base_request() const;  // timeouts and CA certificates from the settings
   Outcome request(HttpClient& http, const ModelRef& ref, const std::string& filename,
                   const HttpRequest& base);
   FetchOutcome download_json(const ModelRef& ref, const std::string& filename);
