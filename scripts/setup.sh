@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev
           libgtest-dev libgmock-dev libbenchmark-dev clang-format python3 python3-matplotlib
-          libcpp-httplib-dev libcurl4-openssl-dev wrk chromium ccache curl)
+          libcpp-httplib-dev libcurl4-openssl-dev wrk chromium ccache curl openssl)
 # The web front end is built with Node.js and npm; Debian's nodejs is used only when none is
 # installed (the front end needs Node 18 or newer).
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)

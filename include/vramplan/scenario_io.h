@@ -35,6 +35,11 @@ std::string flag_name(const std::string& key);
 // Reads a config.json named by path (the CLI reads files; the server refuses paths).
 using FileReader = std::function<Result<std::string>(const std::string& path)>;
 
+// Returns the config.json text of a --model value that is neither a preset nor a path, e.g. a
+// Hugging Face Hub id "org/name@revision" (the CLI passes the Hub client, src/hub; the core has
+// no network code). Errors name the field "model".
+using ModelFetcher = std::function<Result<std::string>(const std::string& model)>;
+
 struct ResolvedScenario {
   Scenario scenario;
   std::string gpu;                       // catalog id ("" = none chosen)
@@ -45,7 +50,10 @@ struct ResolvedScenario {
 // REQUIRES: settings is a JSON object. Values may be typed (3, true) or text ("3", "on"): the
 // CLI passes text. Unknown keys, wrong types and unknown choices are errors naming the key.
 // The layout itself is checked later, by estimate().
+// A --model value is, in this order: a preset name or its Hub id, a path (starts with / ./ ../ ~
+// or contains .json), else passed to fetch_model when given.
 Result<ResolvedScenario> resolve_scenario(const nlohmann::json& settings,
-                                          const FileReader& read_file);
+                                          const FileReader& read_file,
+                                          const ModelFetcher& fetch_model = nullptr);
 
 }  // namespace vramplan

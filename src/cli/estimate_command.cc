@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "hub/hub_models.h"
 #include "vramplan/estimate.h"
 #include "vramplan/hardware.h"
 #include "vramplan/report.h"
@@ -135,7 +136,9 @@ int run_estimate(const EstimateArgs& args) {
   Result<nlohmann::json> settings = collect_settings(args);
   if (!settings) return report_error(settings.error());
   const FileReader reader = [](const std::string& path) { return read_text_file(path, "model"); };
-  Result<ResolvedScenario> resolved = resolve_scenario(*settings, reader);
+  hub::HubModels hub_models;  // --model org/name[@revision]: the Hugging Face Hub
+  Result<ResolvedScenario> resolved =
+      resolve_scenario(*settings, reader, hub_models.fetcher(reader));
   if (!resolved) return report_error(resolved.error());
   Result<Estimate> result = estimate(resolved->scenario);
   if (!result) return report_error(result.error());
@@ -144,10 +147,14 @@ int run_estimate(const EstimateArgs& args) {
   if (!fits) return report_error(fits.error());
   est.fit = std::move(fits).value();
   est.warnings.insert(est.warnings.begin(), resolved->warnings.begin(), resolved->warnings.end());
+  const std::optional<nlohmann::json> checkpoint =
+      hub_models.report(est.parameters.total, est.warnings);
 
   const Scenario& scenario = resolved->scenario;
   if (args.format == "json") {
-    std::cout << estimate_to_json(scenario, est).dump(2) << "\n";
+    nlohmann::json out = estimate_to_json(scenario, est);
+    if (checkpoint) out["checkpoint"] = *checkpoint;
+    std::cout << out.dump(2) << "\n";
   } else if (args.format == "csv") {
     std::cout << render_csv(est);
   } else if (args.format == "markdown") {

@@ -256,7 +256,8 @@ bool looks_like_path(const std::string& s) {
          s.rfind("../", 0) == 0 || s.rfind("~", 0) == 0;
 }
 
-Result<ParsedModel> load_model(const Reader& r, const json& settings, const FileReader& read_file) {
+Result<ParsedModel> load_model(const Reader& r, const json& settings, const FileReader& read_file,
+                               const ModelFetcher& fetch_model) {
   if (r.has("model_config")) {
     const json& cfg = settings["model_config"];
     if (!cfg.is_object()) return Error{"model_config", as_text(cfg), "a config.json object", ""};
@@ -271,6 +272,11 @@ Result<ParsedModel> load_model(const Reader& r, const json& settings, const File
       return Error{"model", name, "a preset name or an inline model_config",
                    "files cannot be read here"};
     Result<std::string> text = read_file(name);
+    if (!text) return text.error();
+    return parse_hf_config(*text, name);
+  }
+  if (fetch_model && !name.empty()) {
+    Result<std::string> text = fetch_model(name);
     if (!text) return text.error();
     return parse_hf_config(*text, name);
   }
@@ -371,14 +377,15 @@ Error name_model_field(const Reader& r, Error e) {
   return e;
 }
 
-Result<ParsedModel> read_model(const Reader& r, const json& settings, const FileReader& read_file) {
+Result<ParsedModel> read_model(const Reader& r, const json& settings, const FileReader& read_file,
+                               const ModelFetcher& fetch_model) {
   const bool custom = !r.has("model") && !r.has("model_config");
   ParsedModel parsed;
   if (custom) {
     if (auto e = require_custom_fields(r)) return *e;
     parsed = custom_model();
   } else {
-    Result<ParsedModel> loaded = load_model(r, settings, read_file);
+    Result<ParsedModel> loaded = load_model(r, settings, read_file, fetch_model);
     if (!loaded) return loaded.error();
     parsed = std::move(loaded).value();
   }
@@ -525,7 +532,8 @@ void default_batch(ResolvedScenario& out) {
 
 }  // namespace
 
-Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader& read_file) {
+Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader& read_file,
+                                          const ModelFetcher& fetch_model) {
   if (!settings.is_object())
     return Error{"scenario", settings.dump().substr(0, 60), "a JSON object of settings", ""};
   if (auto e = check_known_keys(settings)) return *e;
@@ -534,7 +542,7 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   Framework framework = Framework::kMegatron;
   if (auto e = r.choice("framework", kFrameworkNames, framework)) return *e;
   if (r.has("framework")) apply_framework(framework, out.scenario);
-  Result<ParsedModel> model = read_model(r, settings, read_file);
+  Result<ParsedModel> model = read_model(r, settings, read_file, fetch_model);
   if (!model) return model.error();
   out.scenario.model = std::move(model->model);
   out.warnings = model->warnings;

@@ -108,6 +108,32 @@ TEST(ScenarioIo, FilesAreReadThroughTheCallerOnly) {
   EXPECT_EQ(r->scenario.model.hidden, 256);
 }
 
+// Models that are neither presets nor paths go to the caller's fetcher (the Hub, in the CLI);
+// presets and paths never do.
+TEST(ScenarioIo, OtherModelNamesGoThroughTheFetcher) {
+  std::vector<std::string> asked;
+  ModelFetcher fetch = [&](const std::string& model) -> Result<std::string> {
+    asked.push_back(model);
+    if (model != "org/tiny@v1") return Error{"model", model, "a Hub id", "not on the Hub"};
+    return std::string(R"({"model_type":"llama","hidden_size":128,"num_hidden_layers":2,
+      "num_attention_heads":4,"intermediate_size":256,"vocab_size":1000})");
+  };
+  FileReader reader = [](const std::string&) -> Result<std::string> {
+    return Error{"model", "", "", "no files in this test"};
+  };
+  auto r = resolve_scenario({{"model", "org/tiny@v1"}}, reader, fetch);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->scenario.model.hidden, 128);
+  EXPECT_EQ(r->scenario.model.name, "org/tiny@v1");
+  auto missing = resolve_scenario({{"model", "org/other"}}, reader, fetch);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().reason, "not on the Hub");
+  EXPECT_TRUE(resolve_scenario({{"model", "meta-llama/Llama-3.1-8B"}}, reader, fetch).ok());
+  EXPECT_FALSE(resolve_scenario({{"model", "./config.json"}}, reader, fetch).ok());
+  EXPECT_FALSE(resolve_scenario({{"model", ""}}, reader, fetch).ok());
+  EXPECT_EQ(asked, (std::vector<std::string>{"org/tiny@v1", "org/other"}));
+}
+
 TEST(ScenarioIo, EveryOptionHasHelpAndAFlag) {
   for (const OptionSpec& o : scenario_options()) {
     EXPECT_GT(std::string(o.help).size(), 5u) << o.key;

@@ -1,0 +1,64 @@
+#include "hub/hub_models.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace vramplan::hub {
+
+HubModels::HubModels() = default;
+HubModels::HubModels(HubSettings settings) : settings_(std::move(settings)) {}
+HubModels::~HubModels() = default;
+
+Result<HubClient*> HubModels::client() {
+  if (!client_) {
+    if (!settings_) {
+      Result<HubSettings> from_env = settings_from_environment();
+      if (!from_env) return from_env.error();
+      settings_ = std::move(from_env).value();
+    }
+    client_ = std::make_unique<HubClient>(*settings_);
+  }
+  return client_.get();
+}
+
+Result<std::string> HubModels::fetch_config(const std::string& model) {
+  Result<ModelRef> ref = parse_model_ref(model);
+  if (!ref) return ref.error();
+  Result<HubClient*> hub = client();
+  if (!hub) return hub.error();
+  Result<FetchedFile> file = (*hub)->fetch_config(*ref);
+  if (!file) return file.error();
+  fetched_ = Fetched{*ref, *file};
+  return file->content;
+}
+
+ModelFetcher HubModels::fetcher(FileReader local_files) {
+  return [this, local_files](const std::string& model) -> Result<std::string> {
+    std::error_code ec;
+    if (local_files && std::filesystem::is_regular_file(model, ec)) return local_files(model);
+    return fetch_config(model);
+  };
+}
+
+std::optional<nlohmann::json> HubModels::report(int64_t computed_params,
+                                                std::vector<std::string>& notes) {
+  if (!fetched_ || !client_) return std::nullopt;
+  const Fetched& f = *fetched_;
+  notes.push_back(
+      fmt::format("config.json of {} (commit {}) {}", f.ref.text(), f.file.commit.substr(0, 12),
+                  f.file.from_cache ? "read from the Hugging Face cache"
+                                    : "downloaded from " + client_->settings().endpoint));
+  for (const std::string& note : f.file.notes) notes.push_back(note);
+  Result<CheckpointSummary> summary = client_->checkpoint(f.ref.repo_id, f.file.commit);
+  if (!summary) {
+    notes.push_back("checkpoint size and dtypes not available: " + summary.error().reason);
+    return nlohmann::json{{"available", false}, {"reason", summary.error().reason}};
+  }
+  notes.push_back(checkpoint_note(*summary, computed_params));
+  nlohmann::json out = checkpoint_to_json(*summary);
+  out["available"] = true;
+  return out;
+}
+
+}  // namespace vramplan::hub
