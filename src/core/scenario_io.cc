@@ -533,4 +533,25 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   return out;
 }
 
+// --- Shared with the other scenario kinds -------------------------------------------------
+
+Result<ParsedModel> resolve_model(const json& settings, const FileReader& read_file) {
+  if (!settings.is_object())
+    return Error{"scenario", settings.dump().substr(0, 60), "a JSON object of settings", ""};
+  return read_model(Reader(settings), settings, read_file);
+}
+
+std::optional<Error> read_integer_setting(const json& settings, const char* key, int64_t& out) {
+  return Reader(settings).integer(key, out);
+}
+std::optional<Error> read_number_setting(const json& settings, const char* key, double& out) {
+  return Reader(settings).number(key, out);
+}
+std::optional<Error> read_bool_setting(const json& settings, const char* key, bool& out) {
+  return Reader(settings).boolean(key, out);
+}
+std::optional<Error> read_text_setting(const json& settings, const char* key, std::string& out) {
+  return Reader(settings).text(key, out);
+}
+
 }  // namespace vramplan
