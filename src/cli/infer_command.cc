@@ -161,7 +161,56 @@ int run_infer(const InferArgs& args) {
   return 0;
 }
 
+std::string signed_pct(const ServingCheck& c) { return fmt::format("{:+.1f}%", c.error_pct()); }
+
+void print_serving(const ServingValidation& v) {
+  std::cout << fmt::format("{:<38} {:<7} {:<16} {:>12} {:>12} {:>8}\n", "run", "engine", "quantity",
+                           "published", "predicted", "error");
+  for (const ServingCheck& c : v.rows) {
+    const bool tokens = c.unit == "tokens";
+    std::cout << fmt::format(
+        "{:<38.38} {:<7} {:<16} {:>12} {:>12} {:>8}\n", c.id, c.engine, c.quantity,
+        tokens ? fmt::format("{:.0f}", c.published) : fmt::format("{:.2f} GiB", c.published),
+        tokens ? fmt::format("{:.0f}", c.predicted) : fmt::format("{:.2f} GiB", c.predicted),
+        signed_pct(c));
+  }
+  std::cout << fmt::format("\n{:<16} {:>5} {:>10} {:>9}\n", "quantity", "rows", "median|e|",
+                           "max|e|");
+  for (const ServingSummary& s : v.summaries)
+    std::cout << fmt::format("{:<16} {:>5} {:>9.1f}% {:>8.1f}%\n", s.quantity, s.rows,
+                             s.median_abs_pct, s.max_abs_pct);
+  std::cout << "\nSources and notes: data/measurements/serving_published.csv\n";
+}
+
 }  // namespace
+
+int run_serving_validation(bool json) {
+  Result<ServingValidation> v = validate_serving();
+  if (!v) return report_error(v.error());
+  if (!json) {
+    print_serving(*v);
+    return 0;
+  }
+  nlohmann::json out = {{"rows", nlohmann::json::array()}, {"summaries", nlohmann::json::array()}};
+  for (const ServingCheck& c : v->rows)
+    out["rows"].push_back({{"id", c.id},
+                           {"engine", c.engine},
+                           {"version", c.version},
+                           {"quantity", c.quantity},
+                           {"unit", c.unit},
+                           {"published", c.published},
+                           {"predicted", c.predicted},
+                           {"error_pct", c.error_pct()},
+                           {"source", c.source},
+                           {"note", c.note}});
+  for (const ServingSummary& s : v->summaries)
+    out["summaries"].push_back({{"quantity", s.quantity},
+                                {"rows", s.rows},
+                                {"median_abs_pct", s.median_abs_pct},
+                                {"max_abs_pct", s.max_abs_pct}});
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
 
 void add_infer_command(CLI::App& app, std::function<int()>* run) {
   auto args = std::make_shared<InferArgs>();

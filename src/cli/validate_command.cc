@@ -15,6 +15,7 @@ struct ValidateArgs {
   std::string format = "table";
   bool rows = true;
   bool check = false;
+  bool serving = false;  // published serving figures instead (see infer_command.cc)
 };
 
 nlohmann::json to_json(const ValidationReport& report) {
@@ -84,6 +85,7 @@ void print_table(const ValidationReport& report, bool rows) {
 }
 
 int run_validate(const ValidateArgs& args) {
+  if (args.serving) return run_serving_validation(args.format == "json");
   Result<ValidationReport> report = validate_measurements();
   if (!report) return report_error(report.error());
   if (args.format == "json") {
@@ -111,6 +113,9 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
       ->capture_default_str();
   cmd->add_flag("!--no-rows", args->rows, "print only the summaries");
   cmd->add_flag("--check", args->check, "exit 1 when an accuracy target is missed");
+  cmd->add_flag("--serving", args->serving,
+                "published vLLM/SGLang serving figures (data/measurements/"
+                "serving_published.csv): predicted vs logged, per row");
   cmd->callback([run, args] { *run = [args] { return run_validate(*args); }; });
 }
 
