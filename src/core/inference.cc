@@ -95,6 +95,9 @@ std::optional<Error> check_layout(const InferenceScenario& s) {
 }
 
 std::optional<Error> check_sizes(const InferenceScenario& s, int64_t context) {
+  if (context == 0)
+    return Error{"context", "0", "a positive number of tokens",
+                 "the model states no max_position_embeddings to default to"};
   if (auto e = check_range("context", context, 1, int64_t{1} << 26)) return e;
   if (auto e = check_range("batch", s.batch, 1, int64_t{1} << 20)) return e;
   if (auto e = check_range("block_size", s.block_size, 1, 1024)) return e;
@@ -292,7 +295,7 @@ Wide add_weight_rows(const InferenceScenario& s, const GpuWeights& g, RankRows& 
                   : "",
           "kept in the model dtype by every quantisation method (modules_to_not_convert)");
   out.add("rotary cos/sin cache", g.rotary * base, CountsToward::kAllocated,
-          explain
+          explain && g.rotary > 0
               ? fmt::format("{} positions × {} rotary dims × {} B",
                             group_digits(s.model.max_position_embeddings),
                             static_cast<int64_t>(g.rotary / s.model.max_position_embeddings), base)

@@ -176,6 +176,8 @@ std::optional<Error> read_weights(const json& settings, const ParsedModel& model
   bool double_quant = true;
   if (auto e = read_integer_setting(settings, "quant_group_size", group)) return e;
   if (auto e = read_bool_setting(settings, "nf4_double_quant", double_quant)) return e;
+  if (has(settings, "quant_group_size") && (group < 1 || group > (int64_t{1} << 20)))
+    return Error{"quant_group_size", std::to_string(group), "an integer from 1 to 1048576", ""};
   for (WeightQuant& q : f.by_class) {
     if (has(settings, "quant_group_size")) q.group_size = group;
     if (has(settings, "nf4_double_quant")) q.double_quant = double_quant;
