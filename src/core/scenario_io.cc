@@ -11,6 +11,7 @@
 #include "core/model_states.h"
 #include "core/text.h"
 #include "core/validate.h"
+#include "vramplan/finetune.h"
 #include "vramplan/hf_config.h"
 #include "vramplan/precision.h"
 #include "vramplan/presets.h"
@@ -57,6 +58,21 @@ constexpr OptionSpec kOptions[] = {
     {"flash_attention", K::kBool, "training", "true", "fused/flash attention (no s×s scores kept)",
      ""},
     {"dropout", K::kBool, "training", "false", "dropout on (masks kept for backward)", ""},
+    // Fine-tuning (finetune.h)
+    {"finetune", K::kChoice, "training", "none",
+     "fine-tuning method: none (every unfrozen weight trains), lora, qlora (NF4 base, paged 8-bit "
+     "AdamW)",
+     "none, lora, qlora"},
+    {"lora_rank", K::kInteger, "training", "16", "LoRA rank r", ""},
+    {"lora_targets", K::kText, "training", "q,v",
+     "projections with adapters: attention, mlp, all-linear, or a list of q,k,v,o,gate,up,down",
+     ""},
+    {"adapter_dtype", K::kChoice, "training", "bf16", "dtype of the LoRA adapters",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"freeze_embeddings", K::kBool, "training", "false",
+     "input embedding frozen (LoRA/QLoRA freeze every base weight anyway)", ""},
+    {"freeze_first_layers", K::kInteger, "training", "0",
+     "first N decoder layers frozen (no gradients, no optimizer state)", ""},
     // Precision and optimizer
     {"param_dtype", K::kChoice, "precision", "bf16", "dtype of the weights used in compute",
      "fp32, bf16, fp16, fp8, fp4"},
@@ -526,6 +542,7 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   out.scenario.model = std::move(model->model);
   out.warnings = model->warnings;
   if (auto e = read_training(r, out.scenario.training)) return *e;
+  if (auto e = read_finetune_settings(settings, out.scenario)) return *e;
   if (auto e = read_parallel(r, out.scenario.parallel)) return *e;
   default_batch(out);
   if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
