@@ -324,7 +324,9 @@ void add_overhead_rows(const InferenceScenario& s, RankRows& out) {
   std::string names;
   const int64_t groups = nccl_groups(s, &names);
   out.add("NCCL buffers", Wide{groups} * o.nccl_bytes_per_group, CountsToward::kDevice,
-          fmt::format("{} groups ({}) × {}", groups, names, short_bytes(o.nccl_bytes_per_group)),
+          out.explain() && groups > 0 ? fmt::format("{} groups ({}) × {}", groups, names,
+                                                    short_bytes(o.nccl_bytes_per_group))
+                                      : "",
           kSourceNccl);
 }
 
@@ -401,9 +403,10 @@ RankResult estimate_rank(const InferenceScenario& s, const ParamCounts& counts,
   const KvLayout kv = kv_layout(s, rank, context, explain);
   result.kv_cache = kv.per_sequence * s.batch;
   out.add("KV cache", result.kv_cache, CountsToward::kAllocated,
-          fmt::format("{} seq × {} = {} × {}; per token: {} = {} B", s.batch, kv.sequence_formula,
-                      s.batch, short_bytes(kv.per_sequence), kv.token_formula,
-                      group_digits(kv.per_token)),
+          explain ? fmt::format("{} seq × {} = {} × {}; per token: {} = {} B", s.batch,
+                                kv.sequence_formula, s.batch, short_bytes(kv.per_sequence),
+                                kv.token_formula, group_digits(kv.per_token))
+                  : "",
           kSourceKv);
   Term act = activation_peak(s, rank, explain);
   out.add("activation peak", act.bytes, CountsToward::kAllocated, std::move(act.formula),
