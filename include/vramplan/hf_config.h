@@ -14,6 +14,9 @@ namespace vramplan {
 struct ParsedModel {
   ModelConfig model;
   std::vector<std::string> warnings;  // e.g. an unknown model_type read best-effort
+  // How the checkpoint stores its weights (inference reads these; training ignores them).
+  std::string quantization_config;  // config.quantization_config as JSON text; "" when absent
+  std::string torch_dtype;  // config.torch_dtype (or dtype), e.g. "bfloat16"; "" when absent
 };
 
 // Parses the text of a config.json. `name` is recorded in ModelConfig::name and used in messages.

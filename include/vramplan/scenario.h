@@ -51,6 +51,34 @@ struct Training {
   bool dropout = false;          // dropout masks are kept for backward
 };
 
+// Fine-tuning (finetune.h): which weights train. kNone trains every weight that is not frozen
+// (full fine-tuning); LoRA trains low-rank adapters beside frozen weights; QLoRA also stores the
+// frozen linear layers in NF4.
+enum class FinetuneMethod { kNone, kLora, kQlora };
+inline constexpr std::array<const char*, 3> kFinetuneNames = {"none", "lora", "qlora"};
+inline const char* finetune_name(FinetuneMethod m) {
+  return kFinetuneNames[static_cast<size_t>(m)];
+}
+// Projections that get LoRA adapters, as bits of Finetune::lora_targets.
+enum LoraTarget : uint32_t {
+  kLoraQ = 1,
+  kLoraK = 2,
+  kLoraV = 4,
+  kLoraO = 8,
+  kLoraGate = 16,
+  kLoraUp = 32,
+  kLoraDown = 64,
+};
+
+struct Finetune {
+  FinetuneMethod method = FinetuneMethod::kNone;
+  int64_t lora_rank = 16;
+  uint32_t lora_targets = kLoraQ | kLoraV;  // PEFT's default for Llama-style models
+  DType adapter_dtype = DType::kBf16;
+  bool freeze_embeddings = false;  // input embedding (and a tied LM head) frozen
+  int64_t freeze_first_layers = 0;
+};
+
 struct Parallelism {
   int64_t tp = 1;
   bool sequence_parallel = true;  // only meaningful when tp > 1
@@ -125,6 +153,7 @@ struct Conventions {
 struct Scenario {
   ModelConfig model;
   Training training;
+  Finetune finetune;
   Parallelism parallel;
   Overheads overheads;
   Conventions conventions;

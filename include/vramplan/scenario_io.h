@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vramplan/error.h"
+#include "vramplan/hf_config.h"
 #include "vramplan/scenario.h"
 
 namespace vramplan {
@@ -55,5 +56,22 @@ struct ResolvedScenario {
 Result<ResolvedScenario> resolve_scenario(const nlohmann::json& settings,
                                           const FileReader& read_file,
                                           const ModelFetcher& fetch_model = nullptr);
+
+// --- Shared with the other scenario kinds (inference, see inference_io.h) ---
+
+// The model part of `settings` (model, model_config and the architecture overrides), read and
+// checked exactly as resolve_scenario reads it; other keys are ignored.
+Result<ParsedModel> resolve_model(const nlohmann::json& settings, const FileReader& read_file,
+                                  const ModelFetcher& fetch_model = nullptr);
+
+// One setting read the way resolve_scenario reads them: the JSON type or its text form; an
+// absent or null key leaves `out` unchanged; errors name the key.
+std::optional<Error> read_integer_setting(const nlohmann::json& settings, const char* key,
+                                          int64_t& out);
+std::optional<Error> read_number_setting(const nlohmann::json& settings, const char* key,
+                                         double& out);
+std::optional<Error> read_bool_setting(const nlohmann::json& settings, const char* key, bool& out);
+std::optional<Error> read_text_setting(const nlohmann::json& settings, const char* key,
+                                       std::string& out);
 
 }  // namespace vramplan

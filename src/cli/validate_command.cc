@@ -16,6 +16,7 @@ struct ValidateArgs {
   bool rows = true;
   bool check = false;
   bool bands = false;
+  bool serving = false;  // published serving figures instead (see infer_command.cc)
 };
 
 nlohmann::json to_json(const ValidationReport& report) {
@@ -85,6 +86,7 @@ void print_table(const ValidationReport& report, bool rows) {
 }
 
 int run_validate(const ValidateArgs& args) {
+  if (args.serving) return run_serving_validation(args.format == "json");
   Result<ValidationReport> report = validate_measurements();
   if (!report) return report_error(report.error());
   if (args.bands) {  // what data/uncertainty.json must hold
@@ -120,6 +122,9 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("--check", args->check, "exit 1 when an accuracy target is missed");
   cmd->add_flag("--bands", args->bands,
                 "print the uncertainty bands the measurements support (data/uncertainty.json)");
+  cmd->add_flag("--serving", args->serving,
+                "published vLLM/SGLang serving figures (data/measurements/"
+                "serving_published.csv): predicted vs logged, per row");
   cmd->callback([run, args] { *run = [args] { return run_validate(*args); }; });
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/activations.h"
+#include "core/finetune_rows.h"
 #include "core/model_states.h"
 #include "core/pipeline.h"
 #include "core/term.h"
@@ -116,7 +117,8 @@ bool is_activation_row(const Row& r) {
   static constexpr std::string_view kActivationRows[] = {
       "activations",           "recompute working set",
       "embedding activations", "final norm + LM head inputs",
-      "logits + loss",         "MTP activations"};
+      "logits + loss",         "MTP activations",
+      "adapter activations"};
   for (std::string_view name : kActivationRows)
     if (r.component == name) return true;
   return false;
@@ -259,6 +261,7 @@ LayerMix layer_mix(const Context& c, const RankLayout& rank) {
   // Megatron's block method recomputes the first layers of each chunk; the rest are stored.
   for (size_t i = static_cast<size_t>(recomputed); i < rank.layers.size(); ++i) {
     const int64_t id = rank.layers[i];
+    if (id < layers_without_backward(c.s)) continue;  // frozen, and no backward reaches it
     if (c.s.model.is_moe() && c.s.model.moe_layers[id])
       ++mix.moe;
     else
@@ -377,6 +380,11 @@ void add_beyond_tensors(const Context& c, StageEstimate& stage, StageBuilder& ou
   out.add("NCCL buffers", std::move(nccl), CountsToward::kDevice, kSourceNccl);
 }
 
+// Fine-tuning's rows (finetune_rows.h) in place of, or beside, the full-training ones.
+void add_finetune_rows(std::vector<FinetuneRow> rows, StageBuilder& out) {
+  for (FinetuneRow& r : rows) out.add(r.component.c_str(), std::move(r.term), r.toward, r.source);
+}
+
 void total_up(StageEstimate& stage) {
   stage.allocated_bytes = stage.reserved_bytes = stage.device_bytes = 0;
   for (const Row& r : stage.rows) {
@@ -468,6 +476,7 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
 
 Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
   if (auto error = validate_scenario(s)) return *error;
+  if (auto error = validate_finetune(s)) return *error;
   Estimate est;
   est.parameters = count_parameters(s.model);
   est.world_size = s.parallel.world_size();
@@ -491,8 +500,13 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
     stage.layers = static_cast<int64_t>(layout[r].layers.size());
     stage.in_flight_microbatches = layout[r].in_flight_chunks;
     StageBuilder out(stage, explain);
-    add_model_states(c, gpu_params(s, est.parameters, layout[r]), out);
+    if (finetune_active(s.finetune))
+      add_finetune_rows(finetune_model_states(s, est.parameters, layout[r], c.sharding, explain),
+                        out);
+    else
+      add_model_states(c, gpu_params(s, est.parameters, layout[r]), out);
     add_activations(c, layout[r], out);
+    add_finetune_rows(finetune_activations(s, layout[r], explain), out);
     add_head_terms(c, layout[r], out);
     if (out.overflow()) {
       overflow = true;

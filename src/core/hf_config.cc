@@ -549,6 +549,21 @@ std::optional<Error> validated(const Fields& f, std::optional<Error> error) {
   return error;
 }
 
+// The checkpoint's storage: quantization_config and torch_dtype, from the top level or (gemma3)
+// the text config. Kept as text; their readers (quantization.h) check them.
+void read_checkpoint_format(const json& root, const json& text, ParsedModel& parsed) {
+  for (const json* object : {&root, &text}) {
+    auto qc = object->find("quantization_config");
+    if (qc != object->end() && !qc->is_null() && parsed.quantization_config.empty())
+      parsed.quantization_config = qc->dump();
+    for (const char* key : {"torch_dtype", "dtype"}) {
+      auto dtype = object->find(key);
+      if (dtype != object->end() && dtype->is_string() && parsed.torch_dtype.empty())
+        parsed.torch_dtype = dtype->get<std::string>();
+    }
+  }
+}
+
 Result<ParsedModel> parse_object(const json& root, std::string_view name) {
   ParsedModel parsed;
   ModelConfig& m = parsed.model;
@@ -576,6 +591,7 @@ Result<ParsedModel> parse_object(const json& root, std::string_view name) {
   read_layers(f, family, m);
   if (f.error()) return *f.error();
   if (auto error = validated(f, validate_model(m))) return *error;
+  read_checkpoint_format(root, *source.object, parsed);
   return parsed;
 }
 

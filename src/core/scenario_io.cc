@@ -11,6 +11,7 @@
 #include "core/model_states.h"
 #include "core/text.h"
 #include "core/validate.h"
+#include "vramplan/finetune.h"
 #include "vramplan/frameworks.h"
 #include "vramplan/hf_config.h"
 #include "vramplan/precision.h"
@@ -58,6 +59,21 @@ constexpr OptionSpec kOptions[] = {
     {"flash_attention", K::kBool, "training", "true", "fused/flash attention (no s×s scores kept)",
      ""},
     {"dropout", K::kBool, "training", "false", "dropout on (masks kept for backward)", ""},
+    // Fine-tuning (finetune.h)
+    {"finetune", K::kChoice, "training", "none",
+     "fine-tuning method: none (every unfrozen weight trains), lora, qlora (NF4 base, paged 8-bit "
+     "AdamW)",
+     "none, lora, qlora"},
+    {"lora_rank", K::kInteger, "training", "16", "LoRA rank r", ""},
+    {"lora_targets", K::kText, "training", "q,v",
+     "projections with adapters: attention, mlp, all-linear, or a list of q,k,v,o,gate,up,down",
+     ""},
+    {"adapter_dtype", K::kChoice, "training", "bf16", "dtype of the LoRA adapters",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"freeze_embeddings", K::kBool, "training", "false",
+     "input embedding frozen (LoRA/QLoRA freeze every base weight anyway)", ""},
+    {"freeze_first_layers", K::kInteger, "training", "0",
+     "first N decoder layers frozen (no gradients, no optimizer state)", ""},
     // Precision and optimizer
     {"param_dtype", K::kChoice, "precision", "bf16", "dtype of the weights used in compute",
      "fp32, bf16, fp16, fp8, fp4"},
@@ -547,11 +563,34 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   out.scenario.model = std::move(model->model);
   out.warnings = model->warnings;
   if (auto e = read_training(r, out.scenario.training)) return *e;
+  if (auto e = read_finetune_settings(settings, out.scenario)) return *e;
   if (auto e = read_parallel(r, out.scenario.parallel)) return *e;
   default_batch(out);
   if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
   if (auto e = read_hardware(r, out)) return *e;
   return out;
+}
+
+// --- Shared with the other scenario kinds -------------------------------------------------
+
+Result<ParsedModel> resolve_model(const json& settings, const FileReader& read_file,
+                                  const ModelFetcher& fetch_model) {
+  if (!settings.is_object())
+    return Error{"scenario", settings.dump().substr(0, 60), "a JSON object of settings", ""};
+  return read_model(Reader(settings), settings, read_file, fetch_model);
+}
+
+std::optional<Error> read_integer_setting(const json& settings, const char* key, int64_t& out) {
+  return Reader(settings).integer(key, out);
+}
+std::optional<Error> read_number_setting(const json& settings, const char* key, double& out) {
+  return Reader(settings).number(key, out);
+}
+std::optional<Error> read_bool_setting(const json& settings, const char* key, bool& out) {
+  return Reader(settings).boolean(key, out);
+}
+std::optional<Error> read_text_setting(const json& settings, const char* key, std::string& out) {
+  return Reader(settings).text(key, out);
 }
 
 }  // namespace vramplan

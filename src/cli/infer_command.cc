@@ -1,0 +1,248 @@
+// `vramplan infer`: per-GPU serving memory, and how many KV tokens and sequences fit at an
+// engine's memory fraction.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "hub/hub_models.h"
+#include "vramplan/hardware.h"
+#include "vramplan/inference.h"
+
+namespace vramplan::cli {
+namespace {
+
+struct InferArgs {
+  std::map<std::string, std::string> values;  // setting key -> text as typed
+  std::map<std::string, CLI::Option*> options;
+  std::map<std::string, bool> negated;  // --no-<flag> given
+  std::string scenario_file;
+  std::string format = "table";
+  std::string color = "auto";
+  int width = 0;
+};
+
+std::string help_text(const OptionSpec& o) {
+  std::string text = o.help;
+  if (o.kind == OptionKind::kChoice) text += fmt::format(" [{}]", o.choices);
+  if (o.default_text[0] != '\0') text += fmt::format(" (default: {})", o.default_text);
+  return text;
+}
+
+std::string group_title(const std::string& group) {
+  static const std::map<std::string, std::string> titles = {{"model", "Model"},
+                                                            {"moe", "Mixture of experts"},
+                                                            {"serving", "Serving"},
+                                                            {"weights", "Weight formats"},
+                                                            {"parallelism", "Parallelism"},
+                                                            {"engine", "Engine (vLLM / SGLang)"},
+                                                            {"hardware", "GPU"},
+                                                            {"overheads", "Memory beyond tensors"}};
+  auto it = titles.find(group);
+  return it == titles.end() ? group : it->second;
+}
+
+const char* type_name(OptionKind kind) {
+  switch (kind) {
+    case OptionKind::kInteger:
+      return "INT";
+    case OptionKind::kNumber:
+      return "NUM";
+    case OptionKind::kBool:
+      return "[BOOL]";
+    case OptionKind::kChoice:
+      return "CHOICE";
+    default:
+      return "TEXT";
+  }
+}
+
+void register_options(CLI::App& cmd, InferArgs& args) {
+  for (const OptionSpec& o : inference_options()) {
+    if (o.kind == OptionKind::kObject) continue;  // inline objects come from scenario files
+    const std::string key = o.key;
+    CLI::Option* opt = cmd.add_option(flag_name(key), args.values[key], help_text(o));
+    opt->group(group_title(o.group));
+    opt->type_name(type_name(o.kind));
+    if (o.kind == OptionKind::kBool) {
+      opt->expected(0, 1);  // "--flag" alone means true
+      cmd.add_flag(flag_name("no_" + key), args.negated[key],
+                   "same as " + flag_name(key) + " false")
+          ->group(group_title(o.group));
+    }
+    args.options[key] = opt;
+  }
+}
+
+// Settings keys are shown as the flags a CLI user typed; config.json fields stay as they are.
+int report_infer_error(Error error) {
+  for (const OptionSpec& o : inference_options())
+    if (error.field == o.key && o.kind != OptionKind::kObject) error.field = flag_name(o.key);
+  return report_error(error);
+}
+
+Result<nlohmann::json> collect_settings(const InferArgs& args) {
+  nlohmann::json settings = nlohmann::json::object();
+  if (!args.scenario_file.empty()) {
+    Result<std::string> text = read_text_file(args.scenario_file, "scenario");
+    if (!text) return text.error();
+    settings = nlohmann::json::parse(*text, nullptr, false);
+    if (settings.is_discarded() || !settings.is_object())
+      return Error{"scenario", args.scenario_file,
+                   "a JSON object of settings (keys as the flags, with underscores)",
+                   "not a valid JSON object"};
+  }
+  for (const auto& [key, option] : args.options) {
+    if (option->count() == 0) continue;
+    const std::string& value = args.values.at(key);
+    const bool bare_flag = value.empty() && option->get_expected_min() == 0;
+    settings[key] = bare_flag ? "true" : value;
+  }
+  for (const auto& [key, given] : args.negated)
+    if (given) settings[key] = "false";
+  return settings;
+}
+
+bool use_color(const std::string& color) {
+  if (color == "always") return true;
+  if (color == "never") return false;
+  return isatty(STDOUT_FILENO) && getenv("NO_COLOR") == nullptr;
+}
+
+int terminal_width(int requested) {
+  if (requested > 0) return requested;
+  if (const char* columns = getenv("COLUMNS")) {
+    const int w = atoi(columns);
+    if (w >= 40) return w;
+  }
+  return 100;
+}
+
+// The chosen GPU (or the custom capacity) first, then the rest of the catalog.
+std::vector<Fit> fit_rows(const ResolvedInference& resolved, int64_t device_bytes) {
+  const GpuCatalog& catalog = builtin_gpus();
+  std::vector<Fit> rows;
+  if (resolved.gpu_memory_gib) {
+    rows.push_back(fit_on(custom_gpu(*resolved.gpu_memory_gib), device_bytes));
+  } else {
+    const Gpu* gpu = catalog.find(resolved.gpu.empty() ? "h100-80gb" : resolved.gpu);
+    if (gpu != nullptr) rows.push_back(fit_on(*gpu, device_bytes));
+  }
+  for (const Fit& f : fit_table(catalog, device_bytes))
+    if (rows.empty() || f.gpu != rows.front().gpu) rows.push_back(f);
+  return rows;
+}
+
+int run_infer(const InferArgs& args) {
+  Result<nlohmann::json> settings = collect_settings(args);
+  if (!settings) return report_infer_error(settings.error());
+  const FileReader reader = [](const std::string& path) { return read_text_file(path, "model"); };
+  hub::HubModels hub_models;  // --model org/name[@revision]: the Hugging Face Hub
+  Result<ResolvedInference> resolved =
+      resolve_inference(*settings, reader, hub_models.fetcher(reader));
+  if (!resolved) return report_infer_error(resolved.error());
+  Result<InferenceEstimate> result = estimate_inference(resolved->scenario);
+  if (!result) return report_infer_error(result.error());
+  InferenceEstimate est = std::move(result).value();
+  est.fit = fit_rows(*resolved, est.device_bytes);
+  est.warnings.insert(est.warnings.begin(), resolved->warnings.begin(), resolved->warnings.end());
+  const std::optional<nlohmann::json> checkpoint =
+      hub_models.report(est.parameters.total, est.warnings);
+  const InferenceScenario& s = resolved->scenario;
+  if (args.format == "json") {
+    nlohmann::json out = inference_to_json(s, est);
+    if (checkpoint) out["checkpoint"] = *checkpoint;
+    std::cout << out.dump(2) << "\n";
+  } else if (args.format == "csv") {
+    std::cout << render_inference_csv(est);
+  } else if (args.format == "markdown") {
+    std::cout << render_inference_markdown(s, est);
+  } else {
+    std::cout << render_inference_table(s, est,
+                                        {terminal_width(args.width), use_color(args.color)});
+  }
+  return 0;
+}
+
+std::string signed_pct(const ServingCheck& c) { return fmt::format("{:+.1f}%", c.error_pct()); }
+
+void print_serving(const ServingValidation& v) {
+  std::cout << fmt::format("{:<38} {:<7} {:<16} {:>12} {:>12} {:>8}\n", "run", "engine", "quantity",
+                           "published", "predicted", "error");
+  for (const ServingCheck& c : v.rows) {
+    const bool tokens = c.unit == "tokens";
+    std::cout << fmt::format(
+        "{:<38.38} {:<7} {:<16} {:>12} {:>12} {:>8}\n", c.id, c.engine, c.quantity,
+        tokens ? fmt::format("{:.0f}", c.published) : fmt::format("{:.2f} GiB", c.published),
+        tokens ? fmt::format("{:.0f}", c.predicted) : fmt::format("{:.2f} GiB", c.predicted),
+        signed_pct(c));
+  }
+  std::cout << fmt::format("\n{:<16} {:>5} {:>10} {:>9}\n", "quantity", "rows", "median|e|",
+                           "max|e|");
+  for (const ServingSummary& s : v.summaries)
+    std::cout << fmt::format("{:<16} {:>5} {:>9.1f}% {:>8.1f}%\n", s.quantity, s.rows,
+                             s.median_abs_pct, s.max_abs_pct);
+  std::cout << "\nSources and notes: data/measurements/serving_published.csv\n";
+}
+
+}  // namespace
+
+int run_serving_validation(bool json) {
+  Result<ServingValidation> v = validate_serving();
+  if (!v) return report_error(v.error());
+  if (!json) {
+    print_serving(*v);
+    return 0;
+  }
+  nlohmann::json out = {{"rows", nlohmann::json::array()}, {"summaries", nlohmann::json::array()}};
+  for (const ServingCheck& c : v->rows)
+    out["rows"].push_back({{"id", c.id},
+                           {"engine", c.engine},
+                           {"version", c.version},
+                           {"quantity", c.quantity},
+                           {"unit", c.unit},
+                           {"published", c.published},
+                           {"predicted", c.predicted},
+                           {"error_pct", c.error_pct()},
+                           {"source", c.source},
+                           {"note", c.note}});
+  for (const ServingSummary& s : v->summaries)
+    out["summaries"].push_back({{"quantity", s.quantity},
+                                {"rows", s.rows},
+                                {"median_abs_pct", s.median_abs_pct},
+                                {"max_abs_pct", s.max_abs_pct}});
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+void add_infer_command(CLI::App& app, std::function<int()>* run) {
+  auto args = std::make_shared<InferArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "infer",
+      "Per-GPU serving memory: weights in their real formats under TP/PP/EP, KV cache, the "
+      "engine's activation peak, CUDA graphs and overheads; with --gpu-memory-utilization (vLLM) "
+      "or --mem-fraction-static (SGLang), how many KV tokens and sequences fit.");
+  cmd->add_option("--scenario", args->scenario_file,
+                  "JSON file of settings (keys as the flags with underscores); flags given too "
+                  "override it")
+      ->group("Input and output");
+  cmd->add_option("--format", args->format, "output format")
+      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
+      ->capture_default_str()
+      ->group("Input and output");
+  cmd->add_option("--color", args->color, "colour the table: auto, always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str()
+      ->group("Input and output");
+  cmd->add_option("--width", args->width, "columns for the table (default: $COLUMNS or 100)")
+      ->check(CLI::Range(40, 400))
+      ->group("Input and output");
+  register_options(*cmd, *args);
+  cmd->callback([run, args] { *run = [args] { return run_infer(*args); }; });
+}
+
+}  // namespace vramplan::cli
