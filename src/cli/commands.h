@@ -16,6 +16,7 @@ inline constexpr int kExitBadInput = 2;
 void add_estimate_command(CLI::App& app, std::function<int()>* run);
 void add_list_commands(CLI::App& app, std::function<int()>* run);
 void add_validate_command(CLI::App& app, std::function<int()>* run);
+void add_serve_command(CLI::App& app, std::function<int()>* run);
 
 // Prints "vramplan: error: <field> = <value>: ...; accepted: ..." to stderr, naming the field
 // as a command-line flag, and returns kExitBadInput.
