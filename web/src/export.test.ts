@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { csvField, estimateToCsv, estimateToJson, exportName } from './export';
-import { exactBytes, gib, paramCount } from './format';
+import { exactBytes, gib, gibFixed, paramCount } from './format';
 import type { Estimate } from './types';
 
 const estimate = {
@@ -60,5 +60,15 @@ describe('format', () => {
     expect(paramCount(8030261248)).toBe('8.03B');
     expect(paramCount(525336576)).toBe('525.34M');
     expect(paramCount(12)).toBe('12');
+  });
+
+  it('rounds ties to even on the exact value, as the CLI does', () => {
+    expect(gibFixed(2 ** 25, 4)).toBe('0.0312'); // 1/32 = 0.03125: a tie, 2 is even
+    expect(gibFixed(3 * 2 ** 25, 4)).toBe('0.0938'); // 0.09375: a tie, 7 is odd
+    expect(gibFixed(2 ** 27, 2)).toBe('0.12'); // 0.125
+    expect(gibFixed(2 ** 27 + 1, 2)).toBe('0.13'); // just above the tie
+    expect(gibFixed(0, 2)).toBe('0.00');
+    expect(gibFixed(5 * 2 ** 30, 2)).toBe('5.00');
+    expect(gibFixed(-(2 ** 29), 1)).toBe('-0.5');
   });
 });

@@ -1,7 +1,7 @@
 // Exports of an estimate: the CSV the CLI writes (`--format csv`) and a JSON bundle.
 
 import type { Estimate, Scenario } from './types';
-import { GIB } from './format';
+import { gibFixed } from './format';
 
 /** RFC 4180: a field holding a comma, quote or line break is quoted, its quotes doubled. */
 export function csvField(text: string): string {
@@ -19,7 +19,7 @@ export function estimateToCsv(estimate: Estimate): string {
           csvField(stage.name),
           csvField(row.component),
           String(row.bytes),
-          (row.bytes / GIB).toFixed(4),
+          gibFixed(row.bytes, 4),
           row.counts_toward,
           csvField(row.formula),
           csvField(row.source),

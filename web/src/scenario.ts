@@ -126,6 +126,13 @@ const RESOLVED_PATHS: Record<string, string> = {
   allocator_overhead: 'overheads.allocator_fraction',
 };
 
+const ZERO_MEANS_UNSET = new Set([
+  'first_stage_layers',
+  'last_stage_layers',
+  'fsdp_shard_group',
+  'recompute_layers',
+]);
+
 /** Options whose resolved value is stored in bytes while the option is in GiB. */
 const RESOLVED_GIB: Record<string, string> = {
   cuda_context_gib: 'overheads.cuda_context_bytes',
@@ -147,7 +154,11 @@ function lookup(root: unknown, path: string): unknown {
  * "default" means for this model and layout.
  */
 export function resolvedValue(resolved: unknown, key: string): unknown {
-  if (key in RESOLVED_PATHS) return lookup(resolved, RESOLVED_PATHS[key]);
+  if (key in RESOLVED_PATHS) {
+    const value = lookup(resolved, RESOLVED_PATHS[key]);
+    // For these the core stores 0 for "not set"; the option's default text says what that means.
+    return value === 0 && ZERO_MEANS_UNSET.has(key) ? undefined : value;
+  }
   if (key in RESOLVED_GIB) {
     const bytes = lookup(resolved, RESOLVED_GIB[key]);
     return typeof bytes === 'number' ? Number((bytes / 1024 ** 3).toFixed(4)) : undefined;

@@ -5,6 +5,8 @@ export type OptionKind = 'integer' | 'number' | 'bool' | 'text' | 'choice' | 'ob
 /** One scenario input, as GET /api/options lists it (the CLI's option table). */
 export interface OptionSpec {
   key: string;
+  /** The CLI flag, e.g. --seq-len. */
+  flag?: string;
   kind: OptionKind;
   group: string;
   default: string;
@@ -16,8 +18,9 @@ export interface Preset {
   name: string;
   hub_id?: string;
   model_type?: string;
-  params?: number;
-  active_params?: number;
+  /** Exact parameter counts. */
+  total?: number;
+  active?: number;
 }
 
 export interface Gpu {

@@ -2,7 +2,7 @@
 // keeps only what the user set; unset inputs show the value the core resolved as a placeholder.
 
 import { el, replace } from '../../dom';
-import { gib } from '../../format';
+import { gib, paramCount } from '../../format';
 import { coerce, resolvedValue, toText } from '../../scenario';
 import type { ApiError, Gpu, OptionSpec, Preset, Scenario } from '../../types';
 import {
@@ -262,12 +262,7 @@ export class ScenarioForm {
         name: 'model-source',
         id: `f-source-${value}`,
         value,
-        onchange: () => {
-          this.source = value;
-          if (value === 'config' && this.configText.trim() === '') void this.copyPresetConfig();
-          this.syncControls();
-          this.onChange();
-        },
+        onchange: () => this.switchSource(value),
       });
       this.sourceRadios.set(value, radio);
       radios.append(el('span', { class: 'radio' }, radio, el('label', { for: `f-source-${value}` }, text)));
@@ -284,9 +279,9 @@ export class ScenarioForm {
           type: 'button',
           class: 'link-button',
           onclick: () => {
-            this.source = 'config';
-            void this.copyPresetConfig().then(() => this.onChange());
-            this.syncControls();
+            this.configText = '';
+            this.switchSource('config');
+            this.sourceRadios.get('config')?.focus();
           },
         },
         'Edit this preset’s config.json',
@@ -341,10 +336,19 @@ export class ScenarioForm {
       },
     });
     for (const preset of this.context.presets) {
-      const params = preset.params ? ` — ${formatParams(preset.params)}` : '';
+      const params = preset.total ? ` — ${paramCount(preset.total)} params` : '';
       select.append(el('option', { value: preset.name }, `${preset.name}${params}`));
     }
     return select;
+  }
+
+  /** config.json starts from the chosen preset's file, so there is something to edit. */
+  private switchSource(source: ModelSource): void {
+    this.source = source;
+    this.syncControls();
+    if (source === 'config' && this.configText.trim() === '')
+      void this.copyPresetConfig().then(() => this.onChange());
+    else this.onChange();
   }
 
   private async copyPresetConfig(): Promise<void> {
@@ -387,7 +391,7 @@ export class ScenarioForm {
       option.help,
       option.default ? ` · default ${option.default}` : '',
       ' · ',
-      el('code', {}, cliFlag(option.key)),
+      el('code', {}, option.flag ?? cliFlag(option.key)),
     );
     const field: Field = { option, control, reset, error, group };
     this.fields.set(option.key, field);
@@ -511,8 +515,4 @@ export class ScenarioForm {
     target.textContent = message ?? '';
     target.hidden = !message;
   }
-}
-
-function formatParams(n: number): string {
-  return n >= 1e9 ? `${(n / 1e9).toFixed(1)}B` : `${(n / 1e6).toFixed(0)}M`;
 }

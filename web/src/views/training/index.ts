@@ -75,6 +75,7 @@ class TrainingPage {
           this.sweep.element,
           this.announcer,
         ),
+        this.results.mini,
       ),
     );
     this.form.load(Object.keys(host.initial).length ? host.initial : DEFAULT_SCENARIO);

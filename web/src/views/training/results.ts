@@ -19,6 +19,8 @@ function bytesCell(tag: 'span' | 'td' | 'strong', bytes: number, attrs: Record<s
 
 export class ResultsPanel {
   readonly element: HTMLElement;
+  /** The peak in one line, fixed at the bottom of phone screens (hidden on wide ones). */
+  readonly mini: HTMLElement;
   private readonly status: HTMLElement;
   private readonly peak: HTMLElement;
   private readonly body: HTMLElement;
@@ -91,6 +93,7 @@ export class ResultsPanel {
         this.fit,
       ),
     );
+    this.mini = el('div', { class: 'mini-peak no-print', id: 'mini-peak' });
     this.element = el(
       'section',
       { class: 'results', id: 'results', 'aria-labelledby': 'results-title' },
@@ -106,6 +109,7 @@ export class ResultsPanel {
     this.element.classList.add('pending');
     this.element.setAttribute('aria-busy', 'true');
     this.status.textContent = 'Updating…';
+    this.mini.classList.add('pending');
   }
 
   /** The inputs are invalid: no numbers are shown, only what to fix. */
@@ -120,6 +124,8 @@ export class ResultsPanel {
       el('div', { class: 'invalid-note', id: 'results-error' }, error ? error.message : note),
     );
     this.body.hidden = true;
+    this.mini.classList.remove('pending');
+    replace(this.mini, el('span', {}, 'Invalid input: see the highlighted field'), el('a', { href: '#results' }, 'Details'));
   }
 
   show(estimate: Estimate): void {
@@ -129,6 +135,7 @@ export class ResultsPanel {
     this.body.hidden = false;
     this.status.textContent = 'Up to date';
     this.renderPeak();
+    this.renderMini();
     this.renderChart();
     this.renderStagePicker();
     this.renderTable();
@@ -169,6 +176,26 @@ export class ResultsPanel {
     );
   }
 
+  private renderMini(): void {
+    const e = this.estimate!;
+    const chosen = e.fit[0];
+    this.mini.classList.remove('pending');
+    replace(
+      this.mini,
+      el(
+        'span',
+        {},
+        'Peak ',
+        el('strong', {}, gib(e.peak.allocated_bytes)),
+        ' allocated · ',
+        el('strong', {}, gib(e.peak.device_bytes)),
+        ' device',
+        chosen ? ` · ${verdictText(chosen.verdict)} on ${chosen.gpu}` : '',
+      ),
+      el('a', { href: '#results' }, 'Results'),
+    );
+  }
+
   private layoutText(): string {
     const e = this.estimate!;
     const parts: string[] = [];
@@ -187,6 +214,7 @@ export class ResultsPanel {
       backgroundColor: componentColor(component, index),
       data: e.stages.map((stage) => sumComponent(stage, component) / GIB),
       stack: 'memory',
+      maxBarThickness: 140,
     }));
     const capacity = e.fit[0];
     const capacityGiB = capacity ? capacity.usable_bytes / GIB : null;
@@ -213,13 +241,8 @@ export class ResultsPanel {
     };
     const maxStack = Math.max(...e.stages.map((s) => s.device_bytes / GIB), 0);
     const suggestedMax = Math.max(maxStack, capacityGiB ?? 0) * 1.08;
-    if (this.chart) {
-      this.chart.data = { labels, datasets };
-      this.chart.options.plugins = plugins;
-      this.chart.options.scales!.y!.suggestedMax = suggestedMax;
-      this.chart.update();
-      return;
-    }
+    // A new chart per answer: cheap without animation, and no stale options survive.
+    this.chart?.destroy();
     this.chart = new Chart(this.canvas, {
       type: 'bar',
       data: { labels, datasets },

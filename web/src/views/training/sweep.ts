@@ -37,6 +37,7 @@ export class SweepPanel {
         id: 'sweep-vary',
         onchange: () => {
           this.valuesInput.value = SWEEP_DEFAULTS[this.varySelect.value].join(', ');
+          this.markPending();
           this.scheduleRun();
         },
       },
@@ -49,7 +50,10 @@ export class SweepPanel {
       autocomplete: 'off',
       value: SWEEP_DEFAULTS.seq_len.join(', '),
       'aria-describedby': 'sweep-values-error sweep-values-help',
-      oninput: () => this.scheduleRun(),
+      oninput: () => {
+        this.markPending();
+        this.scheduleRun();
+      },
     });
     this.valuesError = el('p', { id: 'sweep-values-error', class: 'field-error', hidden: true });
     this.status = el('p', { class: 'status', id: 'sweep-status', role: 'status' });
@@ -82,7 +86,15 @@ export class SweepPanel {
   update(scenario: Scenario, capacity: Fit | null): void {
     this.scenario = scenario;
     this.capacity = capacity;
+    this.markPending();
     this.scheduleRun();
+  }
+
+  /** What is shown no longer answers the inputs until the next sweep arrives. */
+  private markPending(): void {
+    if (!this.scenario) return;
+    this.element.classList.add('pending');
+    this.status.textContent = 'Sweeping…';
   }
 
   /** The scenario is invalid: drop what was shown, it no longer matches the inputs. */
@@ -90,6 +102,7 @@ export class SweepPanel {
     this.scenario = null;
     this.requests.cancel();
     this.points = [];
+    this.element.classList.remove('pending');
     this.status.textContent = note;
     this.render();
   }
@@ -99,10 +112,13 @@ export class SweepPanel {
     const parsed = parseSweepValues(this.valuesInput.value);
     this.valuesError.hidden = !('error' in parsed);
     this.valuesError.textContent = 'error' in parsed ? parsed.error : '';
-    this.valuesInput.toggleAttribute('aria-invalid', 'error' in parsed);
+    if ('error' in parsed) this.valuesInput.setAttribute('aria-invalid', 'true');
+    else this.valuesInput.removeAttribute('aria-invalid');
     if ('error' in parsed) {
       this.requests.cancel();
       this.points = [];
+      this.element.classList.remove('pending');
+      this.status.textContent = 'Fix the values to sweep.';
       this.render();
       return;
     }
@@ -153,31 +169,25 @@ export class SweepPanel {
       'aria-label',
       `Line chart of peak memory against ${SWEEP_LABELS[vary]} for ${this.points.length} values; the table below lists them.`,
     );
-    if (this.chart) {
-      this.chart.data = { labels, datasets };
-      this.chart.options.plugins = plugins;
-      this.chart.options.scales = {
-        ...this.chart.options.scales,
-        x: { title: { display: true, text: SWEEP_LABELS[vary] } },
-      };
-      this.chart.options.scales!.y!.suggestedMax = suggestedMax;
-      this.chart.update();
-    } else {
-      this.chart = new Chart(this.canvas, {
-        type: 'line',
-        data: { labels, datasets },
-        plugins: [capacityLine],
-        options: {
-          responsive: true,
-          maintainAspectRatio: false,
-          scales: {
-            x: { title: { display: true, text: SWEEP_LABELS[vary] } },
-            y: { beginAtZero: true, suggestedMax, title: { display: true, text: 'GiB per GPU' } },
-          },
-          plugins,
+    this.chart?.destroy();
+    this.chart = null;
+    // Nothing to plot (invalid inputs or values): no empty axes either.
+    this.canvas.parentElement!.hidden = this.points.length === 0;
+    if (this.points.length === 0) return this.renderTable(vary);
+    this.chart = new Chart(this.canvas, {
+      type: 'line',
+      data: { labels, datasets },
+      plugins: [capacityLine],
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        scales: {
+          x: { title: { display: true, text: SWEEP_LABELS[vary] } },
+          y: { beginAtZero: true, suggestedMax, title: { display: true, text: 'GiB per GPU' } },
         },
-      });
-    }
+        plugins,
+      },
+    });
     this.renderTable(vary);
   }
 
