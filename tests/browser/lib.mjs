@@ -93,6 +93,20 @@ export async function screenshot(page, name) {
   return file;
 }
 
+/**
+ * Runs the axe-core accessibility audit (WCAG 2 A and AA rules) on the page; resolves with the
+ * violations as "rule: target" lines.
+ */
+export async function accessibilityViolations(page) {
+  await page.addScriptTag({ path: requireFromWeb.resolve('axe-core/axe.min.js') });
+  return page.evaluate(async () => {
+    const result = await window.axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    });
+    return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact}): ${n.target.join(' ')}`));
+  });
+}
+
 /** Waits until the results answer the current inputs (no request pending, none outdated). */
 export async function settled(page) {
   await page.waitForFunction(() => {

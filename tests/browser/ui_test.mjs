@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
 import {
+  accessibilityViolations,
   artifactsDir,
   launchBrowser,
   postApi,
@@ -136,6 +137,7 @@ test('an invalid TP shows the core’s message beside the field, and no stale nu
   assert.equal(await page.locator('#results-error').textContent(), error.message);
   await page.locator('#f-tp-error').scrollIntoViewIfNeeded();
   await screenshot(page, 'desktop-invalid-tp');
+  assert.deepEqual(await accessibilityViolations(page), [], 'axe-core audit with an error shown');
 
   await page.fill('#f-tp', '2');
   await page.fill('#f-seq_len', '-1');
@@ -240,6 +242,7 @@ test('a pasted config.json is estimated, and its errors show beside it', async (
 });
 
 test('keyboard and labels: every input is labelled and typing updates the results', async () => {
+  assert.deepEqual(await accessibilityViolations(page), [], 'axe-core WCAG 2.1 A/AA audit');
   const unlabelled = await page.evaluate(() =>
     [...document.querySelectorAll('input, select, textarea')]
       .filter((c) => c.labels.length === 0 && !c.getAttribute('aria-label'))
@@ -269,6 +272,7 @@ test('on a phone the layout is one column without sideways scrolling', async () 
   assert.ok(outputs.y >= inputs.y + inputs.height, 'results come below the inputs');
   assert.equal(await phone.locator('#mini-peak').isVisible(), true);
   await assertPeakMatchesApi(SCENARIO, phone);
+  assert.deepEqual(await accessibilityViolations(phone), [], 'axe-core audit on a phone');
   await screenshot(phone, 'phone');
   await phone.locator('#results').scrollIntoViewIfNeeded();
   await phone.screenshot({ path: path.join(artifactsDir, 'phone-results.png') });

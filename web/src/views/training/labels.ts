@@ -8,11 +8,21 @@ export const GROUP_TITLES: Record<string, string> = {
   training: 'Training',
   parallelism: 'Parallelism',
   hardware: 'GPU',
+  framework: 'Framework',
   overheads: 'Framework and overheads',
 };
 
 /** Order of the form's sections; groups not listed follow in the order the API gives. */
-export const GROUP_ORDER = ['model', 'moe', 'precision', 'training', 'parallelism', 'hardware', 'overheads'];
+export const GROUP_ORDER = [
+  'model',
+  'moe',
+  'precision',
+  'training',
+  'parallelism',
+  'hardware',
+  'framework',
+  'overheads',
+];
 
 /** Parallelism has many inputs; sub-headings follow the way people name the dimensions. */
 export const SUBGROUPS: Record<string, string> = {

@@ -40,6 +40,7 @@ export class ResultsPanel {
     this.canvas = el('canvas', {
       id: 'breakdown-chart',
       role: 'img',
+      'aria-label': 'Stacked bar chart of memory per GPU by pipeline stage (not computed yet)',
       'aria-describedby': 'breakdown-table-caption',
     });
     this.stageSelect = el('select', {
@@ -49,7 +50,8 @@ export class ResultsPanel {
         this.renderTable();
       },
     });
-    this.table = el('div', { class: 'table-wrap', id: 'breakdown' });
+    // Focusable so that keyboard users can scroll a wide table on a narrow screen.
+    this.table = el('div', { class: 'table-wrap', id: 'breakdown', tabindex: '0', role: 'region', 'aria-label': 'Breakdown table' });
     this.params = el('div', { class: 'params', id: 'parameters' });
     this.fit = el('div', { class: 'fit-cards', id: 'fit' });
     this.warnings = el('div', { class: 'warnings', id: 'warnings' });

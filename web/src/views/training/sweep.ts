@@ -57,8 +57,13 @@ export class SweepPanel {
     });
     this.valuesError = el('p', { id: 'sweep-values-error', class: 'field-error', hidden: true });
     this.status = el('p', { class: 'status', id: 'sweep-status', role: 'status' });
-    this.canvas = el('canvas', { id: 'sweep-chart', role: 'img', 'aria-describedby': 'sweep-table-caption' });
-    this.table = el('div', { class: 'table-wrap', id: 'sweep-table' });
+    this.canvas = el('canvas', {
+      id: 'sweep-chart',
+      role: 'img',
+      'aria-label': 'Line chart of peak memory in the sweep (not computed yet)',
+      'aria-describedby': 'sweep-table-caption',
+    });
+    this.table = el('div', { class: 'table-wrap', id: 'sweep-table', tabindex: '0', role: 'region', 'aria-label': 'Sweep table' });
     this.element = el(
       'section',
       { class: 'card sweep', id: 'sweep', 'aria-labelledby': 'sweep-title' },
