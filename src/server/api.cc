@@ -105,6 +105,8 @@ int json_nesting_depth(std::string_view text, int limit) {
   return deepest;
 }
 
+constexpr size_t kMaxEchoedValue = 200;
+
 std::string excerpt(std::string_view text, size_t max = 60) {
   if (text.size() <= max) return std::string(text);
   return std::string(text.substr(0, max)) + "...";
@@ -124,12 +126,15 @@ Response json_response(const json& body, int status, bool pretty) {
 }
 
 json error_json(const Error& error) {
+  // A megabyte-long value is not echoed back whole (twice, with the message).
+  Error shown = error;
+  if (shown.value.size() > kMaxEchoedValue) shown.value = excerpt(shown.value, kMaxEchoedValue);
   return {{"error",
-           {{"field", error.field},
-            {"value", error.value},
-            {"accepted", error.accepted},
-            {"reason", error.reason},
-            {"message", error.message()}}}};
+           {{"field", shown.field},
+            {"value", shown.value},
+            {"accepted", shown.accepted},
+            {"reason", shown.reason},
+            {"message", shown.message()}}}};
 }
 
 Response error_response(const Error& error, int status) {

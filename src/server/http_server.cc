@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -39,17 +40,65 @@ void to_httplib_response(Response response, httplib::Response& res) {
   res.set_content(std::move(response.body), response.content_type);
 }
 
+Response too_large(const httplib::Request& req, std::size_t max_body) {
+  const std::string length = req.get_header_value("Content-Length");
+  return error_response(
+      {"body", length.empty() ? "over " + std::to_string(max_body) + " bytes" : length + " bytes",
+       fmt::format("at most {} bytes", max_body), "the request body is too large"},
+      413);
+}
+
+enum class BodyRead { kComplete, kTooLarge, kBroken, kRefused };
+
+bool content_length_above(const httplib::Request& req, std::size_t max_body) {
+  const std::string length = req.get_header_value("Content-Length");
+  unsigned long long value = 0;
+  const auto [end, error] = std::from_chars(length.data(), length.data() + length.size(), value);
+  return error == std::errc::result_out_of_range || (error == std::errc() && value > max_body);
+}
+
+// Appends the body to `out`, stopping once it exceeds max_body. (With a Content-Length above
+// the limit httplib stops before the first byte.)
+BodyRead read_body(const httplib::Request& req, const httplib::ContentReader& read,
+                   std::size_t max_body, std::string& out) {
+  bool too_large = false;
+  const bool complete = read([&](const char* data, std::size_t length) {
+    too_large = out.size() + length > max_body;
+    if (!too_large) out.append(data, length);
+    return !too_large;
+  });
+  if (complete) return BodyRead::kComplete;
+  return too_large || content_length_above(req, max_body) ? BodyRead::kTooLarge : BodyRead::kBroken;
+}
+
+Response body_error(const httplib::Request& req, BodyRead body, std::size_t max_body) {
+  const std::string accepted = "a JSON object (Content-Type: application/json)";
+  switch (body) {
+    case BodyRead::kTooLarge:
+      return too_large(req, max_body);
+    case BodyRead::kRefused:
+      return error_response(
+          {"body", req.get_header_value("Content-Type"), accepted, "form uploads are not read"});
+    default:
+      return error_response({"body", "", accepted, "the body could not be read to its end"});
+  }
+}
+
 // JSON bodies for the errors httplib answers itself, before any handler runs.
 Response httplib_error(const httplib::Request& req, int status, std::size_t max_body) {
   switch (status) {
     case 413:
-      return error_response(
-          {"body", req.get_header_value("Content-Length") + " bytes",
-           fmt::format("at most {} bytes", max_body), "the request body is too large"},
-          413);
+      return too_large(req, max_body);
     case 400:
-      return error_response(
-          {"request", req.method + " " + req.path, "a well-formed HTTP/1.1 request", ""}, 400);
+      // httplib refuses a POST that has neither Content-Length nor chunked encoding.
+      if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding") &&
+          (req.method == "POST" || req.method == "PUT" || req.method == "PATCH"))
+        return error_response(
+            {"body", "", "a JSON object (with a Content-Length header)", "the request has no body"},
+            400);
+      return error_response({"request", req.method + " " + req.path,
+                             "a well-formed HTTP/1.1 request", "malformed request line or headers"},
+                            400);
     default:
       return error_response(
           {"request", req.method + " " + req.path, "", fmt::format("HTTP status {}", status)},
@@ -122,13 +171,32 @@ HttpServer::HttpServer(ServerOptions options)
     to_httplib_response(handle_request(to_api_request(req)), res);
   };
   s.Get(".*", handler);
-  s.Post(".*", handler);
-  s.Put(".*", handler);
-  s.Patch(".*", handler);
-  s.Delete(".*", handler);
   s.Options(".*", handler);
-
+  // Bodies are read here, chunk by chunk, so that the size limit holds for chunked uploads too
+  // (httplib 0.11 enforces it only for a Content-Length).
   const std::size_t max_body = options_.max_body_bytes;
+  const httplib::Server::HandlerWithContentReader with_body =
+      [max_body](const httplib::Request& req, httplib::Response& res,
+                 const httplib::ContentReader& read) {
+        Request request = to_api_request(req);
+        // HTTP/1.1: without Content-Length or Transfer-Encoding a request has no body (reading
+        // one would wait for the client to close).
+        const bool has_body =
+            req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
+        const BodyRead body = req.is_multipart_form_data() ? BodyRead::kRefused
+                              : has_body ? read_body(req, read, max_body, request.body)
+                                         : BodyRead::kComplete;
+        Response response =
+            body == BodyRead::kComplete ? handle_request(request) : body_error(req, body, max_body);
+        // A body not read to its end must not be parsed as the connection's next request.
+        if (body != BodyRead::kComplete) response.headers.emplace_back("Connection", "close");
+        to_httplib_response(std::move(response), res);
+      };
+  s.Post(".*", with_body);
+  s.Put(".*", with_body);
+  s.Patch(".*", with_body);
+  s.Delete(".*", with_body);
+
   const httplib::Server::HandlerWithResponse on_error = [max_body](const httplib::Request& req,
                                                                    httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours already
