@@ -124,6 +124,29 @@ test('picking a preset and changing TP and sequence length: the peak equals the 
   await screenshot(page, 'desktop-estimate');
 });
 
+test('a slow answer to older inputs never replaces the answer to the current ones', async () => {
+  // Hold the answer for seq_len 1024 back until the answer for 2048 is shown.
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  await page.route('**/api/estimate', async (route) => {
+    if (JSON.parse(route.request().postData()).seq_len === 1024) await held;
+    await route.continue().catch(() => {}); // the page may have aborted it meanwhile
+  });
+  await page.fill('#f-seq_len', '1024');
+  await page.waitForTimeout(400); // past the typing pause: the 1024 request is in flight
+  await page.fill('#f-seq_len', '2048');
+  await settled(page);
+  await assertPeakMatchesApi({ ...SCENARIO, seq_len: 2048 });
+  release();
+  await page.waitForTimeout(300);
+  await settled(page);
+  await assertPeakMatchesApi({ ...SCENARIO, seq_len: 2048 });
+  await page.unroute('**/api/estimate');
+  await page.fill('#f-seq_len', '8192');
+  await settled(page);
+  await assertPeakMatchesApi(SCENARIO);
+});
+
 test('an invalid TP shows the core’s message beside the field, and no stale numbers', async () => {
   await page.fill('#f-tp', '3');
   await settled(page);
