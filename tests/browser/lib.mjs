@@ -22,7 +22,9 @@ export const artifactsDir = path.resolve(
 export async function startServer() {
   const bin = process.env.VRAMPLAN_BIN;
   if (!bin) throw new Error('set VRAMPLAN_BIN to the vramplan binary (tests/browser/run.sh does)');
-  const child = spawn(bin, ['serve', '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin, ['serve', '--port', '0', '--quiet'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server printed no URL: ${output}`)), 20000);
@@ -41,7 +43,9 @@ export async function startServer() {
   const health = await (await fetch(new URL('/api/health', url))).json();
   if (health.web_ui_built === false) {
     child.kill();
-    throw new Error('this vramplan binary has no web UI: run scripts/build_web.sh, then rebuild it');
+    throw new Error(
+      'this vramplan binary has no web UI: run scripts/build_web.sh, then rebuild it',
+    );
   }
   return { url, stop: () => child.kill('SIGTERM') };
 }
@@ -103,7 +107,9 @@ export async function accessibilityViolations(page) {
     const result = await window.axe.run(document, {
       runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
     });
-    return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id} (${v.impact}): ${n.target.join(' ')}`));
+    return result.violations.flatMap((v) =>
+      v.nodes.map((n) => `${v.id} (${v.impact}): ${n.target.join(' ')}`),
+    );
   });
 }
 
@@ -119,6 +125,10 @@ export async function settled(page) {
 export async function sweepSettled(page) {
   await page.waitForFunction(() => {
     const sweep = document.getElementById('sweep');
-    return sweep && !sweep.classList.contains('pending') && document.querySelector('#sweep-table tbody tr');
+    return (
+      sweep &&
+      !sweep.classList.contains('pending') &&
+      document.querySelector('#sweep-table tbody tr')
+    );
   });
 }

@@ -113,14 +113,28 @@ test('picking a preset and changing TP and sequence length: the peak equals the 
   );
   assert.deepEqual(
     rows,
-    peakStage.rows.map(({ component, bytes, formula, source }) => ({ component, bytes, formula, source })),
+    peakStage.rows.map(({ component, bytes, formula, source }) => ({
+      component,
+      bytes,
+      formula,
+      source,
+    })),
   );
   // Fit cards: one per catalog GPU, the chosen one first with the core's verdict.
   assert.equal(await page.locator('.fit-card').count(), estimate.fit.length);
-  assert.equal(await page.locator('.fit-card').first().getAttribute('data-gpu'), estimate.fit[0].gpu);
+  assert.equal(
+    await page.locator('.fit-card').first().getAttribute('data-gpu'),
+    estimate.fit[0].gpu,
+  );
   // Placeholders show what the core resolved for inputs left unset (gpus = tp 2 · dp 4).
-  assert.equal(await page.getAttribute('#f-gpus', 'placeholder'), String(estimate.scenario.parallel.world_size));
-  assert.equal(await page.getAttribute('#f-num_layers', 'placeholder'), String(estimate.scenario.model.num_layers));
+  assert.equal(
+    await page.getAttribute('#f-gpus', 'placeholder'),
+    String(estimate.scenario.parallel.world_size),
+  );
+  assert.equal(
+    await page.getAttribute('#f-num_layers', 'placeholder'),
+    String(estimate.scenario.model.num_layers),
+  );
   await screenshot(page, 'desktop-estimate');
 });
 
@@ -156,7 +170,11 @@ test('an invalid TP shows the core’s message beside the field, and no stale nu
   assert.equal(await message.isVisible(), true);
   assert.equal(await message.textContent(), error.message);
   assert.equal(await page.getAttribute('#f-tp', 'aria-invalid'), 'true');
-  assert.equal(await page.locator('#peak-allocated').count(), 0, 'no peak is shown for invalid inputs');
+  assert.equal(
+    await page.locator('#peak-allocated').count(),
+    0,
+    'no peak is shown for invalid inputs',
+  );
   assert.equal(await page.locator('#results-error').textContent(), error.message);
   await page.locator('#f-tp-error').scrollIntoViewIfNeeded();
   await screenshot(page, 'desktop-invalid-tp');
@@ -166,7 +184,10 @@ test('an invalid TP shows the core’s message beside the field, and no stale nu
   await page.fill('#f-seq_len', '-1');
   await settled(page);
   const seqError = await errorOf({ ...SCENARIO, seq_len: -1 });
-  assert.equal(await page.locator('[data-field="seq_len"] #f-seq_len-error').textContent(), seqError.message);
+  assert.equal(
+    await page.locator('[data-field="seq_len"] #f-seq_len-error').textContent(),
+    seqError.message,
+  );
   assert.equal(await page.locator('#f-tp-error').isVisible(), false, 'the TP error is gone');
 
   await page.fill('#f-seq_len', '8192');
@@ -199,7 +220,11 @@ test('the sweep over TP shows the API’s peaks and the invalid value’s error'
   await page.fill('#sweep-values', '1, 2, 3, 4, 8');
   await sweepSettled(page);
   await page.waitForFunction(() => document.querySelectorAll('#sweep-table tbody tr').length === 5);
-  const api = await postApi(server.url, '/api/sweep', { scenario: SCENARIO, vary: 'tp', values: [1, 2, 3, 4, 8] });
+  const api = await postApi(server.url, '/api/sweep', {
+    scenario: SCENARIO,
+    vary: 'tp',
+    values: [1, 2, 3, 4, 8],
+  });
   assert.equal(api.status, 200, JSON.stringify(api.body));
   for (const point of api.body.points) {
     const row = page.locator(`#sweep-table tr[data-value="${point.value}"]`);
@@ -207,22 +232,48 @@ test('the sweep over TP shows the API’s peaks and the invalid value’s error'
       assert.equal(await row.locator('td').textContent(), point.error.message);
       continue;
     }
-    const cells = await row.locator('td[data-bytes]').evaluateAll((tds) => tds.map((td) => Number(td.dataset.bytes)));
-    assert.deepEqual(cells, [point.peak.allocated_bytes, point.peak.reserved_bytes, point.peak.device_bytes]);
+    const cells = await row
+      .locator('td[data-bytes]')
+      .evaluateAll((tds) => tds.map((td) => Number(td.dataset.bytes)));
+    assert.deepEqual(cells, [
+      point.peak.allocated_bytes,
+      point.peak.reserved_bytes,
+      point.peak.device_bytes,
+    ]);
   }
   await page.locator('#sweep').screenshot({ path: path.join(artifactsDir, 'desktop-sweep.png') });
 });
 
 test('exports: the CSV equals the CLI’s, the JSON holds the API answer', async () => {
-  const [csvDownload] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+  const [csvDownload] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('#export-csv'),
+  ]);
   const csv = readFileSync(await csvDownload.path(), 'utf8');
-  const cli = execFileSync(process.env.VRAMPLAN_BIN, [
-    'estimate', '--model', PRESET, '--tp', '2', '--seq-len', '8192', '--dp', '4', '--format', 'csv',
-  ], { encoding: 'utf8' });
+  const cli = execFileSync(
+    process.env.VRAMPLAN_BIN,
+    [
+      'estimate',
+      '--model',
+      PRESET,
+      '--tp',
+      '2',
+      '--seq-len',
+      '8192',
+      '--dp',
+      '4',
+      '--format',
+      'csv',
+    ],
+    { encoding: 'utf8' },
+  );
   assert.equal(csv, cli);
   writeFileSync(path.join(artifactsDir, csvDownload.suggestedFilename()), csv);
 
-  const [jsonDownload] = await Promise.all([page.waitForEvent('download'), page.click('#export-json')]);
+  const [jsonDownload] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('#export-json'),
+  ]);
   const exported = JSON.parse(readFileSync(await jsonDownload.path(), 'utf8'));
   assert.deepEqual(exported.input, SCENARIO);
   assert.deepEqual(exported.estimate, (await postApi(server.url, '/api/estimate', SCENARIO)).body);
@@ -236,13 +287,19 @@ test('the printed report hides the form and keeps inputs, peak, chart and table'
   for (const id of ['#peak-allocated', '#breakdown-chart', '#breakdown table'])
     assert.equal(await page.locator(id).isVisible(), true, id);
   await screenshot(page, 'print-report');
-  await page.pdf({ path: path.join(artifactsDir, 'report.pdf'), format: 'A4', printBackground: true });
+  await page.pdf({
+    path: path.join(artifactsDir, 'report.pdf'),
+    format: 'A4',
+    printBackground: true,
+  });
   await page.emulateMedia({ media: 'screen' });
 });
 
 test('a pasted config.json is estimated, and its errors show beside it', async () => {
   await page.check('#f-source-config');
-  await page.waitForFunction(() => document.getElementById('f-model_config').value.includes('hidden_size'));
+  await page.waitForFunction(() =>
+    document.getElementById('f-model_config').value.includes('hidden_size'),
+  );
   const config = JSON.parse(await page.inputValue('#f-model_config'));
   await settled(page);
   const { model, ...rest } = SCENARIO;
@@ -275,7 +332,10 @@ test('keyboard and labels: every input is labelled and typing updates the result
   await page.focus('#f-micro_batch');
   await page.keyboard.type('2');
   await page.keyboard.press('Tab');
-  assert.equal(await page.evaluate(() => document.activeElement.getAttribute('aria-label')), 'Reset Micro-batch size to its default');
+  assert.equal(
+    await page.evaluate(() => document.activeElement.getAttribute('aria-label')),
+    'Reset Micro-batch size to its default',
+  );
   await settled(page);
   await assertPeakMatchesApi({ ...SCENARIO, micro_batch: 2 });
   await page.keyboard.press('Enter'); // the focused reset button

@@ -15,7 +15,13 @@ const estimate = {
           formula: '2 B/param (bf16) × 4,015,128,576 params',
           source: 'ZeRO §3',
         },
-        { component: 'CUDA context', bytes: 629145600, counts_toward: 'device', formula: 'fixed "600 MiB"', source: 'x' },
+        {
+          component: 'CUDA context',
+          bytes: 629145600,
+          counts_toward: 'device',
+          formula: 'fixed "600 MiB"',
+          source: 'x',
+        },
       ],
     },
   ],
@@ -47,8 +53,12 @@ describe('JSON and names', () => {
   });
 
   it('names files after the scenario', () => {
-    expect(exportName({ model: 'Llama-3.1-8B', tp: 2, seq_len: 8192 }, 'csv')).toBe('vramplan-Llama-3.1-8B-tp2-seqlen8192.csv');
-    expect(exportName({ model: 'meta-llama/Llama 3' }, 'json')).toBe('vramplan-meta-llama_Llama_3.json');
+    expect(exportName({ model: 'Llama-3.1-8B', tp: 2, seq_len: 8192 }, 'csv')).toBe(
+      'vramplan-Llama-3.1-8B-tp2-seqlen8192.csv',
+    );
+    expect(exportName({ model: 'meta-llama/Llama 3' }, 'json')).toBe(
+      'vramplan-meta-llama_Llama_3.json',
+    );
     expect(exportName({ model_config: {} }, 'json')).toBe('vramplan-config.json');
   });
 });

@@ -37,7 +37,8 @@ export function estimateToJson(input: Scenario, estimate: Estimate): string {
 
 /** A file name from the scenario: vramplan-Llama-3.1-8B-tp2-seq8192.csv */
 export function exportName(input: Scenario, extension: string): string {
-  const model = typeof input.model === 'string' ? input.model : input.model_config ? 'config' : 'custom';
+  const model =
+    typeof input.model === 'string' ? input.model : input.model_config ? 'config' : 'custom';
   const parts = ['vramplan', model];
   for (const key of ['tp', 'pp', 'dp', 'cp', 'ep', 'seq_len', 'micro_batch']) {
     if (input[key] !== undefined) parts.push(`${key.replace('_', '')}${String(input[key])}`);

@@ -43,7 +43,8 @@ export function paramCount(n: number): string {
     [1e6, 'M'],
     [1e3, 'K'],
   ];
-  for (const [scale, suffix] of units) if (Math.abs(n) >= scale) return `${(n / scale).toFixed(2)}${suffix}`;
+  for (const [scale, suffix] of units)
+    if (Math.abs(n) >= scale) return `${(n / scale).toFixed(2)}${suffix}`;
   return String(n);
 }
 

@@ -17,7 +17,11 @@ async function start(root: HTMLElement): Promise<void> {
   } catch (error) {
     replace(
       main,
-      el('p', { class: 'field-error', role: 'alert' }, `Could not load the vramplan API: ${String(error)}`),
+      el(
+        'p',
+        { class: 'field-error', role: 'alert' },
+        `Could not load the vramplan API: ${String(error)}`,
+      ),
     );
     return;
   }
@@ -43,7 +47,15 @@ function renderNav(root: HTMLElement, current: string): void {
       'ul',
       {},
       VIEWS.map((v) =>
-        el('li', {}, el('a', { href: `?view=${v.id}`, 'aria-current': v.id === current ? 'page' : null }, v.title)),
+        el(
+          'li',
+          {},
+          el(
+            'a',
+            { href: `?view=${v.id}`, 'aria-current': v.id === current ? 'page' : null },
+            v.title,
+          ),
+        ),
       ),
     ),
   );

@@ -64,7 +64,9 @@ describe('URL round trip', () => {
   });
 
   it('keeps an inline config.json', () => {
-    const scenario = { model_config: { model_type: 'llama', hidden_size: 64, num_hidden_layers: 2 } };
+    const scenario = {
+      model_config: { model_type: 'llama', hidden_size: 64, num_hidden_layers: 2 },
+    };
     const back = scenarioFromQuery(scenarioToQuery(scenario, 'training'), OPTIONS);
     expect(back.scenario).toEqual(scenario);
   });

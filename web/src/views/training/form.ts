@@ -5,14 +5,7 @@ import { el, replace } from '../../dom';
 import { gib, paramCount } from '../../format';
 import { coerce, resolvedValue, toText } from '../../scenario';
 import type { ApiError, Gpu, OptionSpec, Preset, Scenario } from '../../types';
-import {
-  GROUP_ORDER,
-  SUBGROUPS,
-  SUBGROUP_ORDER,
-  cliFlag,
-  groupTitle,
-  labelFor,
-} from './labels';
+import { GROUP_ORDER, SUBGROUPS, SUBGROUP_ORDER, cliFlag, groupTitle, labelFor } from './labels';
 
 export type ModelSource = 'preset' | 'config' | 'custom';
 
@@ -95,7 +88,8 @@ export class ScenarioForm {
           throw new SyntaxError('it must be a JSON object {...}');
         scenario.model_config = config;
       } catch (error) {
-        const reason = this.configText.trim() === '' ? 'paste or upload a config.json' : String(error);
+        const reason =
+          this.configText.trim() === '' ? 'paste or upload a config.json' : String(error);
         localError = {
           field: 'model_config',
           value: '',
@@ -255,7 +249,11 @@ export class ScenarioForm {
       ['config', 'config.json'],
       ['custom', 'Custom architecture'],
     ];
-    const radios = el('div', { class: 'source-choices', role: 'radiogroup', 'aria-label': 'Model source' });
+    const radios = el('div', {
+      class: 'source-choices',
+      role: 'radiogroup',
+      'aria-label': 'Model source',
+    });
     for (const [value, text] of choices) {
       const radio = el('input', {
         type: 'radio',
@@ -265,7 +263,9 @@ export class ScenarioForm {
         onchange: () => this.switchSource(value),
       });
       this.sourceRadios.set(value, radio);
-      radios.append(el('span', { class: 'radio' }, radio, el('label', { for: `f-source-${value}` }, text)));
+      radios.append(
+        el('span', { class: 'radio' }, radio, el('label', { for: `f-source-${value}` }, text)),
+      );
     }
 
     const presetBlock = el(
@@ -323,7 +323,15 @@ export class ScenarioForm {
       'No model file: the architecture fields below describe a Llama-style decoder (MoE when ' +
         'routed experts > 0).',
     );
-    return el('div', { class: 'model-source' }, radios, presetBlock, configBlock, customBlock, this.modelError);
+    return el(
+      'div',
+      { class: 'model-source' },
+      radios,
+      presetBlock,
+      configBlock,
+      customBlock,
+      this.modelError,
+    );
   }
 
   private buildPresetSelect(): HTMLSelectElement {
@@ -357,7 +365,10 @@ export class ScenarioForm {
       this.configText = JSON.stringify(config, null, 2);
     } catch (error) {
       this.configText = '';
-      this.setMessage(this.modelError, `Could not load ${this.presetName}'s config.json: ${String(error)}`);
+      this.setMessage(
+        this.modelError,
+        `Could not load ${this.presetName}'s config.json: ${String(error)}`,
+      );
     }
     this.configArea.value = this.configText;
   }
@@ -425,7 +436,8 @@ export class ScenarioForm {
     const input = el('input', {
       type: 'text',
       id,
-      inputmode: option.kind === 'integer' ? 'numeric' : option.kind === 'number' ? 'decimal' : null,
+      inputmode:
+        option.kind === 'integer' ? 'numeric' : option.kind === 'number' ? 'decimal' : null,
       autocomplete: 'off',
       spellcheck: 'false',
     });
@@ -483,7 +495,11 @@ export class ScenarioForm {
     if (raw !== undefined && !choices.some(([value]) => value === raw)) choices.push([raw, raw]);
     const wanted = ['', ...choices.map(([value]) => value)].join('\n');
     if (select.dataset.choices === wanted) return;
-    replace(select, el('option', { value: '' }, 'default'), ...choices.map(([v, t]) => el('option', { value: v }, t)));
+    replace(
+      select,
+      el('option', { value: '' }, 'default'),
+      ...choices.map(([v, t]) => el('option', { value: v }, t)),
+    );
     select.dataset.choices = wanted;
   }
 
@@ -495,7 +511,9 @@ export class ScenarioForm {
       const first = control.options[0];
       if (first) first.textContent = `default${shown ? ` (${shown})` : ''}`;
     } else if (control.type === 'checkbox') {
-      if (!this.values.has(option.key)) control.checked = resolved === true || (resolved === undefined && option.default === 'true');
+      if (!this.values.has(option.key))
+        control.checked =
+          resolved === true || (resolved === undefined && option.default === 'true');
     } else {
       control.placeholder = shown;
     }

@@ -36,7 +36,10 @@ class TrainingPage {
   /** The scenario the shown estimate answers; exports use it, never the half-typed inputs. */
   private shownInput: Scenario | null = null;
 
-  constructor(container: HTMLElement, private readonly host: ViewHost) {
+  constructor(
+    container: HTMLElement,
+    private readonly host: ViewHost,
+  ) {
     this.form = new ScenarioForm(
       {
         options: host.data.options,
@@ -46,8 +49,15 @@ class TrainingPage {
       },
       () => this.changed(),
     );
-    this.announcer = el('div', { class: 'sr-only', 'aria-live': 'assertive', id: 'error-announcer' });
-    this.summary = el('section', { class: 'scenario-summary print-only', 'aria-label': 'Scenario' });
+    this.announcer = el('div', {
+      class: 'sr-only',
+      'aria-live': 'assertive',
+      id: 'error-announcer',
+    });
+    this.summary = el('section', {
+      class: 'scenario-summary print-only',
+      'aria-label': 'Scenario',
+    });
     this.shareBox = el('div', { class: 'share-box', hidden: true });
     replace(
       container,
@@ -61,7 +71,11 @@ class TrainingPage {
             'div',
             { class: 'inputs-head' },
             el('h2', {}, 'Scenario'),
-            el('button', { type: 'button', class: 'secondary', onclick: () => this.form.resetAll() }, 'Reset inputs'),
+            el(
+              'button',
+              { type: 'button', class: 'secondary', onclick: () => this.form.resetAll() },
+              'Reset inputs',
+            ),
           ),
           this.form.element,
         ),
@@ -154,7 +168,13 @@ class TrainingPage {
 
   private async share(): Promise<void> {
     const link = window.location.href;
-    const input = el('input', { type: 'text', readonly: true, value: link, id: 'share-url', 'aria-label': 'Link to this scenario' });
+    const input = el('input', {
+      type: 'text',
+      readonly: true,
+      value: link,
+      id: 'share-url',
+      'aria-label': 'Link to this scenario',
+    });
     let note = 'Link copied to the clipboard.';
     try {
       await navigator.clipboard.writeText(link);
@@ -175,7 +195,11 @@ class TrainingPage {
   private exportJson(): void {
     const estimate = this.results.current();
     if (!estimate || !this.shownInput) return this.nothingToExport();
-    download(exportName(this.shownInput, 'json'), 'application/json', estimateToJson(this.shownInput, estimate));
+    download(
+      exportName(this.shownInput, 'json'),
+      'application/json',
+      estimateToJson(this.shownInput, estimate),
+    );
   }
 
   private nothingToExport(): void {
@@ -190,7 +214,24 @@ class TrainingPage {
   private renderSummary(input: Scenario, estimate: Estimate): void {
     const resolved = estimate.scenario as Record<string, Record<string, unknown>>;
     const model = resolved.model?.name ?? toText(input.model ?? 'custom');
-    const shown = ['gpus', 'tp', 'pp', 'vpp', 'dp', 'cp', 'ep', 'seq_len', 'micro_batch', 'global_batch', 'recompute', 'optimizer', 'param_dtype', 'zero', 'fsdp', 'distributed_optimizer'];
+    const shown = [
+      'gpus',
+      'tp',
+      'pp',
+      'vpp',
+      'dp',
+      'cp',
+      'ep',
+      'seq_len',
+      'micro_batch',
+      'global_batch',
+      'recompute',
+      'optimizer',
+      'param_dtype',
+      'zero',
+      'fsdp',
+      'distributed_optimizer',
+    ];
     const items = shown
       .map((key) => [key, resolvedValue(resolved, key)] as const)
       .filter(([, value]) => value !== undefined)
@@ -201,7 +242,12 @@ class TrainingPage {
     replace(
       this.summary,
       el('h2', {}, `vramplan: ${model}`),
-      el('p', {}, `GPU: ${estimate.fit[0]?.name ?? estimate.fit[0]?.gpu ?? ''}. Link: `, el('span', { class: 'url' }, window.location.href)),
+      el(
+        'p',
+        {},
+        `GPU: ${estimate.fit[0]?.name ?? estimate.fit[0]?.gpu ?? ''}. Link: `,
+        el('span', { class: 'url' }, window.location.href),
+      ),
       el('ul', { class: 'summary-list' }, items),
       changed.length ? el('p', {}, 'Inputs set: ', el('code', {}, changed.join(' '))) : null,
     );

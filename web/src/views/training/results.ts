@@ -13,7 +13,11 @@ const QUANTITIES = [
 ] as const;
 
 /** A number of bytes as GiB text, the exact count on hover and in data-bytes for tools. */
-function bytesCell(tag: 'span' | 'td' | 'strong', bytes: number, attrs: Record<string, string> = {}) {
+function bytesCell(
+  tag: 'span' | 'td' | 'strong',
+  bytes: number,
+  attrs: Record<string, string> = {},
+) {
   return el(tag, { ...attrs, title: exactBytes(bytes), 'data-bytes': String(bytes) }, gib(bytes));
 }
 
@@ -51,7 +55,13 @@ export class ResultsPanel {
       },
     });
     // Focusable so that keyboard users can scroll a wide table on a narrow screen.
-    this.table = el('div', { class: 'table-wrap', id: 'breakdown', tabindex: '0', role: 'region', 'aria-label': 'Breakdown table' });
+    this.table = el('div', {
+      class: 'table-wrap',
+      id: 'breakdown',
+      tabindex: '0',
+      role: 'region',
+      'aria-label': 'Breakdown table',
+    });
     this.params = el('div', { class: 'params', id: 'parameters' });
     this.fit = el('div', { class: 'fit-cards', id: 'fit' });
     this.warnings = el('div', { class: 'warnings', id: 'warnings' });
@@ -79,8 +89,18 @@ export class ResultsPanel {
       el(
         'div',
         { class: 'two-col' },
-        el('section', { class: 'card', 'aria-labelledby': 'params-title' }, el('h3', { id: 'params-title' }, 'Parameters'), this.params),
-        el('section', { class: 'card', 'aria-labelledby': 'warnings-title' }, el('h3', { id: 'warnings-title' }, 'Warnings'), this.warnings),
+        el(
+          'section',
+          { class: 'card', 'aria-labelledby': 'params-title' },
+          el('h3', { id: 'params-title' }, 'Parameters'),
+          this.params,
+        ),
+        el(
+          'section',
+          { class: 'card', 'aria-labelledby': 'warnings-title' },
+          el('h3', { id: 'warnings-title' }, 'Warnings'),
+          this.warnings,
+        ),
       ),
       el(
         'section',
@@ -127,7 +147,11 @@ export class ResultsPanel {
     );
     this.body.hidden = true;
     this.mini.classList.remove('pending');
-    replace(this.mini, el('span', {}, 'Invalid input: see the highlighted field'), el('a', { href: '#results' }, 'Details'));
+    replace(
+      this.mini,
+      el('span', {}, 'Invalid input: see the highlighted field'),
+      el('a', { href: '#results' }, 'Details'),
+    );
   }
 
   show(estimate: Estimate): void {
@@ -158,7 +182,10 @@ export class ResultsPanel {
         'div',
         { class: `peak-card ${key}` },
         el('span', { class: 'peak-title' }, title),
-        bytesCell('strong', e.peak[key], { class: 'peak-value', id: `peak-${key.replace('_bytes', '')}` }),
+        bytesCell('strong', e.peak[key], {
+          class: 'peak-value',
+          id: `peak-${key.replace('_bytes', '')}`,
+        }),
         el('small', {}, meaning),
       ),
     );
@@ -173,7 +200,13 @@ export class ResultsPanel {
       : null;
     replace(
       this.peak,
-      el('p', { class: 'peak-stage' }, 'Peak on ', el('strong', { id: 'peak-stage' }, e.peak.stage), this.layoutText()),
+      el(
+        'p',
+        { class: 'peak-stage' },
+        'Peak on ',
+        el('strong', { id: 'peak-stage' }, e.peak.stage),
+        this.layoutText(),
+      ),
       el('div', { class: 'peak-grid' }, cards, verdict),
     );
   }
@@ -201,8 +234,10 @@ export class ResultsPanel {
   private layoutText(): string {
     const e = this.estimate!;
     const parts: string[] = [];
-    if (e.world_size !== undefined) parts.push(`${e.world_size} GPU${e.world_size === 1 ? '' : 's'}`);
-    if (e.microbatches !== undefined) parts.push(`${e.microbatches} microbatch${e.microbatches === 1 ? '' : 'es'} per step`);
+    if (e.world_size !== undefined)
+      parts.push(`${e.world_size} GPU${e.world_size === 1 ? '' : 's'}`);
+    if (e.microbatches !== undefined)
+      parts.push(`${e.microbatches} microbatch${e.microbatches === 1 ? '' : 'es'} per step`);
     return parts.length ? ` · ${parts.join(' · ')}` : '';
   }
 
@@ -210,7 +245,8 @@ export class ResultsPanel {
     const e = this.estimate!;
     const components: string[] = [];
     for (const stage of e.stages)
-      for (const row of stage.rows) if (!components.includes(row.component)) components.push(row.component);
+      for (const row of stage.rows)
+        if (!components.includes(row.component)) components.push(row.component);
     const datasets = components.map((component, index) => ({
       label: component,
       backgroundColor: componentColor(component, index),
@@ -254,7 +290,12 @@ export class ResultsPanel {
         maintainAspectRatio: false,
         scales: {
           x: { stacked: true },
-          y: { stacked: true, beginAtZero: true, suggestedMax, title: { display: true, text: 'GiB per GPU' } },
+          y: {
+            stacked: true,
+            beginAtZero: true,
+            suggestedMax,
+            title: { display: true, text: 'GiB per GPU' },
+          },
         },
         plugins,
       },
@@ -267,7 +308,9 @@ export class ResultsPanel {
     if (!this.chosenStage || !names.includes(this.chosenStage)) this.chosenStage = e.peak.stage;
     replace(
       this.stageSelect,
-      ...names.map((name) => el('option', { value: name }, name === e.peak.stage ? `${name} (peak)` : name)),
+      ...names.map((name) =>
+        el('option', { value: name }, name === e.peak.stage ? `${name} (peak)` : name),
+      ),
     );
     this.stageSelect.value = this.chosenStage;
     this.stageSelect.disabled = names.length < 2;
@@ -292,7 +335,13 @@ export class ResultsPanel {
       ),
     );
     const total = (label: string, bytes: number) =>
-      el('tr', { class: 'total' }, el('th', { scope: 'row' }, label), bytesCell('td', bytes, { class: 'num' }), el('td', { colspan: '3' }));
+      el(
+        'tr',
+        { class: 'total' },
+        el('th', { scope: 'row' }, label),
+        bytesCell('td', bytes, { class: 'num' }),
+        el('td', { colspan: '3' }),
+      );
     const ranks = stage.ranks.length ? `ranks ${stage.ranks.join(', ')}` : '';
     replace(
       this.table,
@@ -308,7 +357,13 @@ export class ResultsPanel {
         el(
           'thead',
           {},
-          el('tr', {}, ...['Component', 'Size', 'Counts toward', 'Formula', 'Source'].map((h) => el('th', { scope: 'col' }, h))),
+          el(
+            'tr',
+            {},
+            ...['Component', 'Size', 'Counts toward', 'Formula', 'Source'].map((h) =>
+              el('th', { scope: 'col' }, h),
+            ),
+          ),
         ),
         el('tbody', {}, rows),
         el(
@@ -325,7 +380,12 @@ export class ResultsPanel {
   private renderParams(): void {
     const p = this.estimate!.parameters;
     const item = (term: string, n: number | undefined) =>
-      n === undefined ? null : [el('dt', {}, term), el('dd', { title: groupDigits(n) }, `${paramCount(n)} (${groupDigits(n)})`)];
+      n === undefined
+        ? null
+        : [
+            el('dt', {}, term),
+            el('dd', { title: groupDigits(n) }, `${paramCount(n)} (${groupDigits(n)})`),
+          ];
     replace(
       this.params,
       el(
@@ -345,7 +405,16 @@ export class ResultsPanel {
 
   private renderWarnings(): void {
     const w = this.estimate!.warnings;
-    replace(this.warnings, w.length ? el('ul', {}, w.map((text) => el('li', {}, text))) : el('p', { class: 'hint' }, 'None.'));
+    replace(
+      this.warnings,
+      w.length
+        ? el(
+            'ul',
+            {},
+            w.map((text) => el('li', {}, text)),
+          )
+        : el('p', { class: 'hint' }, 'None.'),
+    );
   }
 }
 
@@ -354,7 +423,13 @@ function sumComponent(stage: Stage, component: string): number {
 }
 
 function verdictText(verdict: string): string {
-  return verdict === 'fits' ? 'Fits' : verdict === 'tight' ? 'Tight' : verdict === 'oom' ? 'Out of memory' : verdict;
+  return verdict === 'fits'
+    ? 'Fits'
+    : verdict === 'tight'
+      ? 'Tight'
+      : verdict === 'oom'
+        ? 'Out of memory'
+        : verdict;
 }
 
 function fitCard(f: Fit, chosen: boolean): HTMLElement {

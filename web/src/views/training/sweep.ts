@@ -63,7 +63,13 @@ export class SweepPanel {
       'aria-label': 'Line chart of peak memory in the sweep (not computed yet)',
       'aria-describedby': 'sweep-table-caption',
     });
-    this.table = el('div', { class: 'table-wrap', id: 'sweep-table', tabindex: '0', role: 'region', 'aria-label': 'Sweep table' });
+    this.table = el('div', {
+      class: 'table-wrap',
+      id: 'sweep-table',
+      tabindex: '0',
+      role: 'region',
+      'aria-label': 'Sweep table',
+    });
     this.element = el(
       'section',
       { class: 'card sweep', id: 'sweep', 'aria-labelledby': 'sweep-title' },
@@ -77,7 +83,11 @@ export class SweepPanel {
           { class: 'field wide' },
           el('label', { for: 'sweep-values' }, 'Values'),
           this.valuesInput,
-          el('small', { id: 'sweep-values-help', class: 'help' }, 'Comma-separated whole numbers; 4k = 4096.'),
+          el(
+            'small',
+            { id: 'sweep-values-help', class: 'help' },
+            'Comma-separated whole numbers; 4k = 4096.',
+          ),
           this.valuesError,
         ),
       ),
@@ -132,7 +142,9 @@ export class SweepPanel {
     this.element.classList.add('pending');
     this.status.textContent = 'Sweeping…';
     try {
-      const outcome = await this.requests.run((signal) => sweep(scenario, vary, parsed.values, signal));
+      const outcome = await this.requests.run((signal) =>
+        sweep(scenario, vary, parsed.values, signal),
+      );
       if (!outcome.current) return;
       this.points = outcome.value;
       const failed = this.points.filter((p) => p.error).length;
@@ -165,11 +177,16 @@ export class SweepPanel {
       legend: { position: 'bottom' as const },
       capacityLine: {
         value: capacityGiB,
-        label: this.capacity ? `${this.capacity.gpu}: ${gib(this.capacity.usable_bytes)} usable` : '',
+        label: this.capacity
+          ? `${this.capacity.gpu}: ${gib(this.capacity.usable_bytes)} usable`
+          : '',
       },
     };
     const top = Math.max(0, ...this.points.map((p) => (p.peak ? p.peak.device_bytes / GIB : 0)));
-    const suggestedMax = Math.min(Math.max(top, capacityGiB ?? 0) * 1.08, Math.max(top, (capacityGiB ?? 0) * 4));
+    const suggestedMax = Math.min(
+      Math.max(top, capacityGiB ?? 0) * 1.08,
+      Math.max(top, (capacityGiB ?? 0) * 4),
+    );
     this.canvas.setAttribute(
       'aria-label',
       `Line chart of peak memory against ${SWEEP_LABELS[vary]} for ${this.points.length} values; the table below lists them.`,
@@ -197,14 +214,20 @@ export class SweepPanel {
   }
 
   private renderTable(vary: string): void {
-    const cell = (bytes: number) => el('td', { class: 'num', title: exactBytes(bytes), 'data-bytes': String(bytes) }, gib(bytes));
+    const cell = (bytes: number) =>
+      el('td', { class: 'num', title: exactBytes(bytes), 'data-bytes': String(bytes) }, gib(bytes));
     const rows = this.points.map((p) =>
       el(
         'tr',
         { 'data-value': String(p.value) },
         el('th', { scope: 'row' }, String(p.value)),
         p.peak
-          ? [cell(p.peak.allocated_bytes), cell(p.peak.reserved_bytes), cell(p.peak.device_bytes), el('td', {}, p.verdict ?? '—')]
+          ? [
+              cell(p.peak.allocated_bytes),
+              cell(p.peak.reserved_bytes),
+              cell(p.peak.device_bytes),
+              el('td', {}, p.verdict ?? '—'),
+            ]
           : el('td', { colspan: '4', class: 'field-error' }, p.error?.message ?? 'no answer'),
       ),
     );
@@ -215,11 +238,21 @@ export class SweepPanel {
         : el(
             'table',
             {},
-            el('caption', { id: 'sweep-table-caption' }, `Peak per GPU against ${SWEEP_LABELS[vary]}`),
+            el(
+              'caption',
+              { id: 'sweep-table-caption' },
+              `Peak per GPU against ${SWEEP_LABELS[vary]}`,
+            ),
             el(
               'thead',
               {},
-              el('tr', {}, ...[SWEEP_LABELS[vary], 'Allocated', 'Reserved', 'Device', 'Fit'].map((h) => el('th', { scope: 'col' }, h))),
+              el(
+                'tr',
+                {},
+                ...[SWEEP_LABELS[vary], 'Allocated', 'Reserved', 'Device', 'Fit'].map((h) =>
+                  el('th', { scope: 'col' }, h),
+                ),
+              ),
             ),
             el('tbody', {}, rows),
           ),
@@ -228,7 +261,12 @@ export class SweepPanel {
 }
 
 /** POST /api/sweep; a server without it gets one estimate per value instead. */
-async function sweep(scenario: Scenario, vary: string, values: number[], signal: AbortSignal): Promise<SweepPoint[]> {
+async function sweep(
+  scenario: Scenario,
+  vary: string,
+  values: number[],
+  signal: AbortSignal,
+): Promise<SweepPoint[]> {
   try {
     const result = await api.sweep({ scenario, vary, values }, signal);
     if (result.ok) return normaliseSweep(result.value, vary);

@@ -10,7 +10,9 @@ describe('parseSweepValues', () => {
     expect(parseSweepValues('1024, -5')).toEqual({ error: '"-5" is not a positive whole number' });
     expect(parseSweepValues('0')).toEqual({ error: '"0" is not a positive whole number' });
     expect(parseSweepValues('  ')).toHaveProperty('error');
-    expect(parseSweepValues(Array(40).fill('1').join(','))).toEqual({ error: 'at most 32 values (got 40)' });
+    expect(parseSweepValues(Array(40).fill('1').join(','))).toEqual({
+      error: 'at most 32 values (got 40)',
+    });
   });
 });
 
@@ -19,7 +21,12 @@ describe('normaliseSweep', () => {
   const error = { field: 'tp', value: '3', accepted: '1, 2', reason: '', message: '--tp = 3: no' };
 
   it('reads points with a peak or an error', () => {
-    const body = { points: [{ value: 1, peak, fit: [{ verdict: 'fits' }] }, { value: 3, error }] };
+    const body = {
+      points: [
+        { value: 1, peak, fit: [{ verdict: 'fits' }] },
+        { value: 3, error },
+      ],
+    };
     expect(normaliseSweep(body, 'tp')).toEqual([
       { value: 1, peak, verdict: 'fits' },
       { value: 3, error },

@@ -29,13 +29,15 @@ const MAX_VALUES = 32;
 export function parseSweepValues(text: string): { values: number[] } | { error: string } {
   const parts = text.split(/[\s,;]+/).filter((p) => p !== '');
   if (parts.length === 0) return { error: 'give at least one value, e.g. 1024, 2048, 4096' };
-  if (parts.length > MAX_VALUES) return { error: `at most ${MAX_VALUES} values (got ${parts.length})` };
+  if (parts.length > MAX_VALUES)
+    return { error: `at most ${MAX_VALUES} values (got ${parts.length})` };
   const values: number[] = [];
   for (const part of parts) {
     const match = /^(\d+)([kK]?)$/.exec(part);
     if (!match) return { error: `"${part}" is not a positive whole number` };
     const value = Number(match[1]) * (match[2] ? 1024 : 1);
-    if (!Number.isSafeInteger(value) || value <= 0) return { error: `"${part}" is not a positive whole number` };
+    if (!Number.isSafeInteger(value) || value <= 0)
+      return { error: `"${part}" is not a positive whole number` };
     values.push(value);
   }
   return { values };
@@ -53,11 +55,15 @@ export function normaliseSweep(body: unknown, vary: string): SweepPoint[] {
     const item = raw as Record<string, unknown>;
     const value = Number(item.value ?? item[vary]);
     const error = item.error as ApiError | undefined;
-    if (error) return { value, error: { ...error, message: error.message ?? `${error.field} = ${error.value}` } };
+    if (error)
+      return {
+        value,
+        error: { ...error, message: error.message ?? `${error.field} = ${error.value}` },
+      };
     const peak = (item.peak ?? item) as SweepPoint['peak'];
     const fit = item.fit as Fit[] | Fit | undefined;
-    const verdict = (item.verdict ?? (Array.isArray(fit) ? fit[0]?.verdict : fit?.verdict)) as string | undefined;
+    const verdict = (item.verdict ?? (Array.isArray(fit) ? fit[0]?.verdict : fit?.verdict)) as
+      string | undefined;
     return { value, peak, verdict };
   });
 }
-
