@@ -45,6 +45,8 @@ class ShutdownOnSignal {
 };
 
 int run_serve(const server::ServerOptions& options) {
+  // A client that disconnects mid-answer must cost that answer, not the process.
+  signal(SIGPIPE, SIG_IGN);
   server::HttpServer http(options);
   Result<int> port = http.bind();
   if (!port) {

@@ -63,13 +63,16 @@ Response method_not_allowed(const Request& request, const std::string& allowed) 
   return response;
 }
 
-Response route_api(const Request& request) {
+Response route_api(Request& request) {
   std::string allowed;
   for (const Route& route : kApiRoutes) {
-    Request routed = request;
-    if (!match_route(route.pattern, request.path, routed.path_params)) continue;
+    std::map<std::string, std::string> params;
+    if (!match_route(route.pattern, request.path, params)) continue;
     const bool head_of_get = request.method == "HEAD" && route.method == "GET";
-    if (request.method == route.method || head_of_get) return route.handler(routed);
+    if (request.method == route.method || head_of_get) {
+      request.path_params = std::move(params);
+      return route.handler(request);
+    }
     allowed += (allowed.empty() ? "" : ", ") + std::string(route.method);
     if (route.method == "GET") allowed += ", HEAD";
   }
@@ -168,7 +171,7 @@ Result<json> parse_json_object(const Request& request) {
   return parsed;
 }
 
-Response handle_request(const Request& request) {
+Response handle_request(Request request) {
   try {
     if (is_api_path(request.path)) return route_api(request);
     if (request.method != "GET" && request.method != "HEAD")

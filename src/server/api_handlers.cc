@@ -82,9 +82,10 @@ Result<std::string> refuse_files(const std::string& path) {
                "the server does not read files on its host"};
 }
 
-Response handle_health(const Request&) {
+Response handle_health(const Request& request) {
   return json_response(
-      {{"status", "ok"}, {"version", VRAMPLAN_VERSION}, {"web_ui_built", web_ui_built()}});
+      {{"status", "ok"}, {"version", VRAMPLAN_VERSION}, {"web_ui_built", web_ui_built()}}, 200,
+      wants_pretty(request));
 }
 
 Response handle_options(const Request& request) {

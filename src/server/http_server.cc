@@ -186,8 +186,8 @@ HttpServer::HttpServer(ServerOptions options)
         const BodyRead body = req.is_multipart_form_data() ? BodyRead::kRefused
                               : has_body ? read_body(req, read, max_body, request.body)
                                          : BodyRead::kComplete;
-        Response response =
-            body == BodyRead::kComplete ? handle_request(request) : body_error(req, body, max_body);
+        Response response = body == BodyRead::kComplete ? handle_request(std::move(request))
+                                                        : body_error(req, body, max_body);
         // A body not read to its end must not be parsed as the connection's next request.
         if (body != BodyRead::kComplete) response.headers.emplace_back("Connection", "close");
         to_httplib_response(std::move(response), res);
