@@ -20,6 +20,7 @@ void add_infer_command(CLI::App& app, std::function<int()>* run);
 
 // `vramplan validate --serving`: published serving figures, predicted vs logged (table or JSON).
 int run_serving_validation(bool json);
+void add_serve_command(CLI::App& app, std::function<int()>* run);
 
 // Prints "vramplan: error: <field> = <value>: ...; accepted: ..." to stderr, naming the field
 // as a command-line flag, and returns kExitBadInput.

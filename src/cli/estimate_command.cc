@@ -9,8 +9,7 @@
 
 #include "cli/commands.h"
 #include "hub/hub_models.h"
-#include "vramplan/estimate.h"
-#include "vramplan/hardware.h"
+#include "vramplan/estimate_request.h"
 #include "vramplan/report.h"
 #include "vramplan/scenario_io.h"
 
@@ -117,44 +116,25 @@ int terminal_width(int requested) {
   return 100;
 }
 
-// The chosen GPU first, then the rest of the catalog.
-Result<std::vector<Fit>> fit_rows(const ResolvedScenario& resolved, int64_t device_bytes) {
-  const GpuCatalog& catalog = builtin_gpus();
-  std::vector<Fit> rows;
-  if (resolved.gpu_memory_gib)
-    rows.push_back(fit_on(custom_gpu(*resolved.gpu_memory_gib), device_bytes));
-  const std::string chosen = resolved.gpu.empty() ? "h100-80gb" : resolved.gpu;
-  const Gpu* gpu = catalog.find(chosen);
-  if (gpu == nullptr) return Error{"gpu", chosen, catalog.ids(), "not in the GPU catalog"};
-  if (!resolved.gpu_memory_gib) rows.push_back(fit_on(*gpu, device_bytes));
-  for (const Fit& f : fit_table(catalog, device_bytes))
-    if (f.gpu != rows.front().gpu) rows.push_back(f);
-  return rows;
-}
-
 int run_estimate(const EstimateArgs& args) {
   Result<nlohmann::json> settings = collect_settings(args);
   if (!settings) return report_error(settings.error());
   const FileReader reader = [](const std::string& path) { return read_text_file(path, "model"); };
   hub::HubModels hub_models;  // --model org/name[@revision]: the Hugging Face Hub
-  Result<ResolvedScenario> resolved =
-      resolve_scenario(*settings, reader, hub_models.fetcher(reader));
-  if (!resolved) return report_error(resolved.error());
-  Result<Estimate> result = estimate(resolved->scenario);
+  Result<SettingsEstimate> result =
+      estimate_settings(*settings, reader, hub_models.fetcher(reader));
   if (!result) return report_error(result.error());
-  Estimate est = std::move(result).value();
-  Result<std::vector<Fit>> fits = fit_rows(*resolved, est.peak.device_bytes);
-  if (!fits) return report_error(fits.error());
-  est.fit = std::move(fits).value();
-  est.warnings.insert(est.warnings.begin(), resolved->warnings.begin(), resolved->warnings.end());
   const std::optional<nlohmann::json> checkpoint =
-      hub_models.report(est.parameters.total, est.warnings);
+      hub_models.report(result->estimate.parameters.total, result->estimate.warnings);
+  const Estimate& est = result->estimate;
 
-  const Scenario& scenario = resolved->scenario;
+  const Scenario& scenario = result->resolved.scenario;
   if (args.format == "json") {
-    nlohmann::json out = estimate_to_json(scenario, est);
+    nlohmann::json out = settings_estimate_to_json(*result);
     if (checkpoint) out["checkpoint"] = *checkpoint;
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2)
+              << "
+                 ";
   } else if (args.format == "csv") {
     std::cout << render_csv(est);
   } else if (args.format == "markdown") {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "vramplan/catalog_json.h"
 #include "vramplan/hardware.h"
 #include "vramplan/hf_config.h"
 #include "vramplan/params.h"
@@ -19,46 +20,32 @@ struct ListOptions {
 };
 
 int list_models(const ListOptions& opt) {
-  nlohmann::json out = nlohmann::json::array();
-  if (opt.format == "table")
-    std::cout << fmt::format("{:<26} {:<34} {:<12} {:>10} {:>10}\n", "preset", "hub id", "type",
-                             "params", "active");
+  if (opt.format == "json") {
+    std::cout << presets_json().dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{:<26} {:<34} {:<12} {:>10} {:>10}\n", "preset", "hub id", "type",
+                           "params", "active");
   for (const Preset& p : presets()) {
     Result<ParsedModel> parsed = parse_hf_config(p.config, p.name);
     if (!parsed) continue;
     const ParamCounts counts = count_parameters(parsed->model);
-    if (opt.format == "json") {
-      out.push_back({{"name", p.name},
-                     {"hub_id", p.hub_id},
-                     {"model_type", parsed->model.model_type},
-                     {"total", counts.total},
-                     {"active", counts.active}});
-      continue;
-    }
     std::cout << fmt::format("{:<26} {:<34} {:<12} {:>9.2f}B {:>9.2f}B\n", p.name, p.hub_id,
                              parsed->model.model_type, counts.total / 1e9, counts.active / 1e9);
   }
-  if (opt.format == "json") std::cout << out.dump(2) << "\n";
   return 0;
 }
 
 int list_gpus(const ListOptions& opt) {
-  nlohmann::json out = nlohmann::json::array();
-  if (opt.format == "table")
-    std::cout << fmt::format("{:<18} {:<36} {:>10} {:>12}\n", "id", "name", "nominal", "usable");
+  if (opt.format == "json") {
+    std::cout << gpus_json().dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{:<18} {:<36} {:>10} {:>12}\n", "id", "name", "nominal", "usable");
   for (const Gpu& g : builtin_gpus().gpus) {
-    if (opt.format == "json") {
-      out.push_back({{"id", g.id},
-                     {"name", g.name},
-                     {"nominal_bytes", g.nominal_bytes},
-                     {"usable_bytes", g.usable_bytes},
-                     {"source", g.source}});
-      continue;
-    }
     std::cout << fmt::format("{:<18} {:<36} {:>8.0f}GB {:>12}\n", g.id, g.name,
                              g.nominal_bytes / 1e9, format_bytes(g.usable_bytes));
   }
-  if (opt.format == "json") std::cout << out.dump(2) << "\n";
   return 0;
 }
 

@@ -1,0 +1,89 @@
+// `vramplan serve`: the web UI and the JSON API on one port (see src/server/api.h).
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cli/commands.h"
+#include "server/http_server.h"
+
+namespace vramplan::cli {
+namespace {
+
+// SIGINT/SIGTERM are blocked in every thread and taken by one waiter thread, which stops the
+// server: the handler-free way to shut down cleanly (stop() is not async-signal-safe).
+class ShutdownOnSignal {
+ public:
+  explicit ShutdownOnSignal(server::HttpServer& http) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);  // before any thread starts: all inherit it
+    waiter_ = std::thread([this, &http] {
+      int signal = 0;
+      sigwait(&signals_, &signal);
+      if (!done_) {
+        std::cerr << "vramplan: " << (signal == SIGINT ? "interrupted" : "terminated")
+                  << ", stopping\n";
+        http.stop();
+      }
+    });
+  }
+  ~ShutdownOnSignal() {
+    done_ = true;
+    pthread_kill(waiter_.native_handle(), SIGTERM);  // wakes the waiter if no signal came
+    waiter_.join();
+  }
+
+ private:
+  sigset_t signals_;
+  std::atomic<bool> done_{false};
+  std::thread waiter_;
+};
+
+int run_serve(const server::ServerOptions& options) {
+  // A client that disconnects mid-answer must cost that answer, not the process.
+  signal(SIGPIPE, SIG_IGN);
+  server::HttpServer http(options);
+  Result<int> port = http.bind();
+  if (!port) {
+    Error error = port.error();
+    error.field = "--" + error.field;  // "host" -> "--host", as typed
+    return report_error(error);
+  }
+  ShutdownOnSignal shutdown(http);
+  std::cout << "vramplan: serving " << server::server_url(options.host, *port)
+            << " (Ctrl-C to stop)" << std::endl;
+  if (!http.run()) {
+    std::cerr << "vramplan: error: the server stopped listening unexpectedly\n";
+    return 1;
+  }
+  std::cerr << "vramplan: stopped\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, std::function<int()>* run) {
+  auto options = std::make_shared<server::ServerOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Serve the web UI and the JSON API (POST /api/estimate, /api/sweep; GET /api/models, "
+      "/api/gpus, /api/options) on one port.");
+  cmd->add_option("--host", options->host,
+                  "address to listen on; 0.0.0.0 exposes the server to the network")
+      ->capture_default_str();
+  cmd->add_option("--port", options->port, "TCP port; 0 picks a free one and prints it")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  cmd->add_flag("--quiet", options->quiet, "no log line per request on stderr");
+  cmd->add_option("--threads", options->threads,
+                  "worker threads (default: the hardware's, at least 8)")
+      ->check(CLI::Range(1, 1024));
+  cmd->callback([run, options] { *run = [options] { return run_serve(*options); }; });
+}
+
+}  // namespace vramplan::cli

@@ -1,0 +1,92 @@
+// The HTTP API as pure functions: a Request in, a Response out, no sockets. http_server.cc
+// feeds it from cpp-httplib; the unit tests call it directly.
+//
+// Endpoints (README "Web app and JSON API" documents them for users):
+//   GET  /api/health           {"status": "ok", "version": ...}
+//   GET  /api/options          every scenario setting: key, flag, kind, group, default, help,
+//                              choices (the web form is built from it)
+//   GET  /api/models           presets: name, hub_id, model_type, total, active
+//   GET  /api/models/{name}    a preset's config.json (name or Hub id)
+//   GET  /api/gpus             the GPU catalog
+//   POST /api/estimate         scenario settings in, `vramplan estimate --format json` out
+//   POST /api/sweep            one setting varied over values: the peak per value
+// Errors: {"error": {"field", "value", "accepted", "reason", "message"}} with 400 (bad input),
+// 404 (unknown route or model), 405 (wrong method, with Allow), 413 (body too large, sent by
+// http_server), 500 (a bug; the server keeps running).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vramplan/error.h"
+
+namespace vramplan::server {
+
+struct Request {
+  std::string method;  // "GET", "HEAD", "POST", ...
+  std::string path;    // percent-decoded, without the query: "/api/models/Llama-3.1-8B"
+  std::map<std::string, std::string> query;  // ?pretty=1 -> {"pretty": "1"}
+  std::string body;
+  std::string content_type;                        // the Content-Type header, "" when absent
+  std::map<std::string, std::string> path_params;  // filled by the router: {name} -> value
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type
+};
+
+using Handler = Response (*)(const Request&);
+
+struct Route {
+  std::string_view method;   // "GET" (also answers HEAD) or "POST"
+  std::string_view pattern;  // "/api/models/{name}"; a {param} at the end takes the rest of the
+                             // path, slashes included, so Hub ids like org/model work
+  Handler handler;
+};
+
+// Every API route, in the order 404 answers list them. Adding an endpoint is one line in
+// kApiRoutes (api.cc) plus its handler: Response handle_x(const Request&), declared below. The
+// router answers 404 and 405 (with Allow) for all of them.
+std::span<const Route> api_routes();
+
+// Answers any request: /api/... through api_routes(), everything else from the embedded web UI.
+// Never throws: a handler's exception becomes a 500 JSON error.
+Response handle_request(Request request);
+
+// Helpers shared by the handlers.
+Response json_response(const nlohmann::json& body, int status = 200, bool pretty = false);
+nlohmann::json error_json(const Error& error);
+Response error_response(const Error& error, int status = 400);
+// The body as a JSON object, or an Error naming "body" (empty, not JSON, nested deeper than
+// kMaxJsonDepth, or not an object).
+Result<nlohmann::json> parse_json_object(const Request& request);
+// ?pretty (any value but 0/false): two-space indented JSON with a final newline, as the CLI
+// prints it.
+bool wants_pretty(const Request& request);
+
+// Nesting deeper than this is refused before parsing: no config.json or scenario needs more, and
+// recursion over a megabyte of '[' would exhaust a thread's stack.
+inline constexpr int kMaxJsonDepth = 64;
+
+// The server's FileReader: a model given as a path is refused, naming "model" (a server must not
+// read its host's files; configs come inline as "model_config").
+Result<std::string> refuse_files(const std::string& path);
+
+// Handlers (api_handlers.cc, sweep.cc).
+Response handle_health(const Request& request);
+Response handle_options(const Request& request);
+Response handle_models(const Request& request);
+Response handle_model_config(const Request& request);
+Response handle_gpus(const Request& request);
+Response handle_estimate(const Request& request);
+Response handle_sweep(const Request& request);
+
+}  // namespace vramplan::server

@@ -1,0 +1,125 @@
+// The read-only endpoints and /api/estimate. Each is a thin layer over the core: the JSON they
+// return is built by the same functions the CLI prints.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "server/api.h"
+#include "server/static_assets.h"
+#include "vramplan/catalog_json.h"
+#include "vramplan/estimate_request.h"
+#include "vramplan/presets.h"
+#include "vramplan/scenario_io.h"
+
+#ifndef VRAMPLAN_VERSION
+#define VRAMPLAN_VERSION "unknown"
+#endif
+
+namespace vramplan::server {
+namespace {
+
+using nlohmann::json;
+
+const char* kind_name(OptionKind kind) {
+  switch (kind) {
+    case OptionKind::kInteger:
+      return "integer";
+    case OptionKind::kNumber:
+      return "number";
+    case OptionKind::kBool:
+      return "bool";
+    case OptionKind::kText:
+      return "text";
+    case OptionKind::kChoice:
+      return "choice";
+    case OptionKind::kObject:
+      return "object";
+  }
+  return "text";
+}
+
+// "none, selective, full" -> ["none", "selective", "full"]
+json split_choices(std::string_view text) {
+  json choices = json::array();
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    if (!item.empty()) choices.push_back(std::string(item));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return choices;
+}
+
+json options_json() {
+  json options = json::array();
+  for (const OptionSpec& o : scenario_options()) {
+    options.push_back({{"key", o.key},
+                       {"flag", flag_name(o.key)},
+                       {"kind", kind_name(o.kind)},
+                       {"group", o.group},
+                       {"default", o.default_text},
+                       {"help", o.help},
+                       {"choices", split_choices(o.choices)}});
+  }
+  return {{"options", std::move(options)}};
+}
+
+// Constant answers are built once (thread-safe static initialisation) and served as text.
+Response cached(const std::string& body) {
+  Response response;
+  response.body = body;
+  return response;
+}
+
+}  // namespace
+
+Result<std::string> refuse_files(const std::string& path) {
+  return Error{"model", path,
+               "a preset name or Hub id (GET /api/models), or the config itself as "
+               "\"model_config\": {...}",
+               "the server does not read files on its host"};
+}
+
+Response handle_health(const Request& request) {
+  return json_response(
+      {{"status", "ok"}, {"version", VRAMPLAN_VERSION}, {"web_ui_built", web_ui_built()}}, 200,
+      wants_pretty(request));
+}
+
+Response handle_options(const Request& request) {
+  static const json options = options_json();
+  return json_response(options, 200, wants_pretty(request));
+}
+
+Response handle_models(const Request& request) {
+  static const json models = presets_json();
+  static const std::string compact = models.dump();
+  return wants_pretty(request) ? json_response(models, 200, true) : cached(compact);
+}
+
+Response handle_model_config(const Request& request) {
+  const std::string& name = request.path_params.at("name");
+  const Preset* preset = find_preset(name);
+  if (preset == nullptr)
+    return error_response({"name", name, "a preset name or Hub id listed by GET /api/models",
+                           "no preset of that name"},
+                          404);
+  return json_response(json::parse(preset->config), 200, wants_pretty(request));
+}
+
+Response handle_gpus(const Request& request) {
+  static const json gpus = gpus_json();
+  return json_response(gpus, 200, wants_pretty(request));
+}
+
+Response handle_estimate(const Request& request) {
+  Result<json> settings = parse_json_object(request);
+  if (!settings) return error_response(settings.error());
+  Result<SettingsEstimate> result = estimate_settings(*settings, refuse_files);
+  if (!result) return error_response(result.error());
+  return json_response(settings_estimate_to_json(*result), 200, wants_pretty(request));
+}
+
+}  // namespace vramplan::server

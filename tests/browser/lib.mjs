@@ -1,0 +1,134 @@
+// Shared by the browser tests: start the real `vramplan serve`, launch Debian's chromium through
+// playwright-core (installed as a dev dependency of web/, no browser download), ask the API
+// directly, and save screenshots as test artifacts.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '../..');
+
+const requireFromWeb = createRequire(path.join(repoRoot, 'web', 'package.json'));
+const { chromium } = requireFromWeb('playwright-core');
+
+export const artifactsDir = path.resolve(
+  process.env.VRAMPLAN_TEST_ARTIFACTS ?? path.join(repoRoot, 'build', 'test-artifacts'),
+);
+
+/** Starts `$VRAMPLAN_BIN serve --port 0 --quiet` and resolves with its URL once it listens. */
+export async function startServer() {
+  const bin = process.env.VRAMPLAN_BIN;
+  if (!bin) throw new Error('set VRAMPLAN_BIN to the vramplan binary (tests/browser/run.sh does)');
+  const child = spawn(bin, ['serve', '--port', '0', '--quiet'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server printed no URL: ${output}`)), 20000);
+    const look = (chunk) => {
+      output += chunk;
+      const match = /http:\/\/[\d.]+:\d+\//.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[0]);
+      }
+    };
+    child.stdout.on('data', look);
+    child.stderr.on('data', look);
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${output}`)));
+  });
+  const health = await (await fetch(new URL('/api/health', url))).json();
+  if (health.web_ui_built === false) {
+    child.kill();
+    throw new Error(
+      'this vramplan binary has no web UI: run scripts/build_web.sh, then rebuild it',
+    );
+  }
+  return { url, stop: () => child.kill('SIGTERM') };
+}
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** A fresh chromium profile per run; close() removes it. */
+export async function launchBrowser() {
+  const profile = mkdtempSync(path.join(tmpdir(), 'vramplan-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+    headless: true,
+    acceptDownloads: true,
+    viewport: { width: 1366, height: 900 },
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** POST /api/... straight to the server: the answer the page must show. */
+export async function postApi(baseUrl, endpoint, body) {
+  const response = await fetch(new URL(endpoint, baseUrl), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+export async function screenshot(page, name) {
+  mkdirSync(artifactsDir, { recursive: true });
+  const file = path.join(artifactsDir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/**
+ * Runs the axe-core accessibility audit (WCAG 2 A and AA rules) on the page; resolves with the
+ * violations as "rule: target" lines.
+ */
+export async function accessibilityViolations(page) {
+  await page.addScriptTag({ path: requireFromWeb.resolve('axe-core/axe.min.js') });
+  return page.evaluate(async () => {
+    const result = await window.axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    });
+    return result.violations.flatMap((v) =>
+      v.nodes.map((n) => `${v.id} (${v.impact}): ${n.target.join(' ')}`),
+    );
+  });
+}
+
+/** Waits until the results answer the current inputs (no request pending, none outdated). */
+export async function settled(page) {
+  await page.waitForFunction(() => {
+    const results = document.getElementById('results');
+    return results && !results.classList.contains('pending') && !results.hasAttribute('aria-busy');
+  });
+}
+
+/** Waits until the sweep has answered the current inputs. */
+export async function sweepSettled(page) {
+  await page.waitForFunction(() => {
+    const sweep = document.getElementById('sweep');
+    return (
+      sweep &&
+      !sweep.classList.contains('pending') &&
+      document.querySelector('#sweep-table tbody tr')
+    );
+  });
+}

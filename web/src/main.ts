@@ -1,0 +1,64 @@
+// Entry point: loads the catalogs the views share, draws the navigation and mounts the view the
+// URL names (?view=training&...), keeping the URL in step with the scenario being edited.
+
+import './styles.css';
+import { api } from './api';
+import { el, replace } from './dom';
+import { scenarioFromQuery, scenarioToQuery } from './scenario';
+import { VIEWS } from './views/registry';
+import type { AppData } from './views/view';
+
+async function start(root: HTMLElement): Promise<void> {
+  const main = document.getElementById('main')!;
+  let data: AppData;
+  try {
+    const [options, presets, gpus] = await Promise.all([api.options(), api.models(), api.gpus()]);
+    data = { options, presets, gpus };
+  } catch (error) {
+    replace(
+      main,
+      el(
+        'p',
+        { class: 'field-error', role: 'alert' },
+        `Could not load the vramplan API: ${String(error)}`,
+      ),
+    );
+    return;
+  }
+  const { scenario, view: viewId } = scenarioFromQuery(window.location.search, data.options);
+  const view = VIEWS.find((v) => v.id === viewId) ?? VIEWS[0];
+  renderNav(root, view.id);
+  document.title = `vramplan · ${view.title}`;
+  view.mount(main, {
+    data,
+    initial: scenario,
+    publish: (next) => {
+      const url = `${window.location.pathname}${scenarioToQuery(next, view.id)}`;
+      window.history.replaceState(null, '', url);
+    },
+  });
+}
+
+function renderNav(root: HTMLElement, current: string): void {
+  const nav = root.querySelector('#views')!;
+  replace(
+    nav,
+    el(
+      'ul',
+      {},
+      VIEWS.map((v) =>
+        el(
+          'li',
+          {},
+          el(
+            'a',
+            { href: `?view=${v.id}`, 'aria-current': v.id === current ? 'page' : null },
+            v.title,
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+void start(document.body);

@@ -1,0 +1,167 @@
+// The scenario the user is editing, and its round trip through the page URL. Only the inputs the
+// user set are kept, so every other value stays the core's default (shown as a placeholder).
+
+import type { OptionKind, OptionSpec, Scenario } from './types';
+
+/** URL parameters that belong to the page, not to the scenario. */
+export const PAGE_PARAMS = new Set(['view']);
+
+/**
+ * Turns what the user typed into the value sent to the API. Clean numbers and booleans become
+ * JSON numbers and booleans; anything else is sent as typed so that the core, the one validator,
+ * answers with its own message (e.g. seq_len = "abc": accepted an integer).
+ */
+export function coerce(kind: OptionKind, raw: string): unknown {
+  const text = raw.trim();
+  switch (kind) {
+    case 'integer':
+      if (/^-?\d+$/.test(text)) {
+        const n = Number(text);
+        return Number.isSafeInteger(n) ? n : text;
+      }
+      return text;
+    case 'number': {
+      if (text !== '' && /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) return Number(text);
+      return text;
+    }
+    case 'bool':
+      if (text === 'true') return true;
+      if (text === 'false') return false;
+      return text;
+    case 'object':
+      try {
+        return JSON.parse(text);
+      } catch {
+        return text;
+      }
+    default:
+      return raw;
+  }
+}
+
+/** The text form of a scenario value, as an input or the URL holds it. */
+export function toText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** Writes the scenario (and the view) into a query string: ?view=training&model=...&tp=2 */
+export function scenarioToQuery(scenario: Scenario, view: string): string {
+  const params = new URLSearchParams();
+  params.set('view', view);
+  for (const [key, value] of Object.entries(scenario)) {
+    if (value === undefined || value === '') continue;
+    params.set(key, toText(value));
+  }
+  return `?${params.toString()}`;
+}
+
+/** Reads a scenario back from a query string, typing each value by its option's kind. */
+export function scenarioFromQuery(
+  query: string,
+  options: OptionSpec[],
+): { scenario: Scenario; view: string | null } {
+  const params = new URLSearchParams(query);
+  const kinds = new Map(options.map((o) => [o.key, o.kind]));
+  const scenario: Scenario = {};
+  for (const [key, raw] of params) {
+    if (PAGE_PARAMS.has(key)) continue;
+    // Keys the options do not know are passed on as text: the API names them in its error.
+    scenario[key] = coerce(kinds.get(key) ?? 'text', raw);
+  }
+  return { scenario, view: params.get('view') };
+}
+
+/** Where the resolved scenario (Estimate.scenario) keeps the value an option sets. */
+const RESOLVED_PATHS: Record<string, string> = {
+  hidden_size: 'model.hidden',
+  num_layers: 'model.num_layers',
+  num_heads: 'model.num_heads',
+  num_kv_heads: 'model.num_kv_heads',
+  head_dim: 'model.head_dim',
+  ffn_size: 'model.ffn',
+  vocab_size: 'model.vocab',
+  tied_embeddings: 'model.tied_embeddings',
+  num_experts: 'model.moe.num_experts',
+  top_k: 'model.moe.top_k',
+  expert_ffn_size: 'model.moe.expert_ffn',
+  shared_experts: 'model.moe.shared_experts',
+  shared_expert_ffn_size: 'model.moe.shared_expert_ffn',
+  seq_len: 'training.seq_len',
+  micro_batch: 'training.micro_batch',
+  global_batch: 'training.global_batch',
+  recompute: 'training.recompute',
+  recompute_layers: 'training.recompute_layers',
+  flash_attention: 'training.flash_attention',
+  dropout: 'training.dropout',
+  param_dtype: 'training.param_dtype',
+  grad_dtype: 'training.grad_dtype',
+  fp32_grad_accum: 'training.fp32_grad_accumulation',
+  reduce_dtype: 'training.reduce_dtype',
+  master_weights: 'training.master_weights',
+  optimizer: 'training.optimizer',
+  optimizer_dtype: 'training.optimizer_state_dtype',
+  activation_dtype: 'training.activation_dtype',
+  gpus: 'parallel.world_size',
+  tp: 'parallel.tp',
+  sequence_parallel: 'parallel.sequence_parallel',
+  pp: 'parallel.pp',
+  vpp: 'parallel.vpp',
+  schedule: 'parallel.schedule',
+  dp: 'parallel.dp',
+  cp: 'parallel.cp',
+  ep: 'parallel.ep',
+  etp: 'parallel.etp',
+  zero: 'parallel.zero',
+  fsdp: 'parallel.fsdp',
+  fsdp_shard_group: 'parallel.fsdp_shard_group',
+  fsdp_prefetch: 'parallel.fsdp_prefetch',
+  distributed_optimizer: 'parallel.distributed_optimizer',
+  first_stage_layers: 'parallel.first_stage_layers',
+  last_stage_layers: 'parallel.last_stage_layers',
+  embedding_stage: 'parallel.embedding_as_stage',
+  loss_stage: 'parallel.loss_as_stage',
+  pipeline_split: 'parallel.pipeline_split',
+  allocator_overhead: 'overheads.allocator_fraction',
+};
+
+const ZERO_MEANS_UNSET = new Set([
+  'first_stage_layers',
+  'last_stage_layers',
+  'fsdp_shard_group',
+  'recompute_layers',
+]);
+
+/** Options whose resolved value is stored in bytes while the option is in GiB. */
+const RESOLVED_GIB: Record<string, string> = {
+  cuda_context_gib: 'overheads.cuda_context_bytes',
+  nccl_gib_per_group: 'overheads.nccl_bytes_per_group',
+};
+
+function lookup(root: unknown, path: string): unknown {
+  let node = root;
+  for (const part of path.split('.')) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}
+
+/**
+ * The value the core used for an option, read from an estimate's resolved scenario; undefined
+ * when the scenario does not report it. Shown in place of unset inputs so the user sees what
+ * "default" means for this model and layout.
+ */
+export function resolvedValue(resolved: unknown, key: string): unknown {
+  if (key in RESOLVED_PATHS) {
+    const value = lookup(resolved, RESOLVED_PATHS[key]);
+    // For these the core stores 0 for "not set"; the option's default text says what that means.
+    return value === 0 && ZERO_MEANS_UNSET.has(key) ? undefined : value;
+  }
+  if (key in RESOLVED_GIB) {
+    const bytes = lookup(resolved, RESOLVED_GIB[key]);
+    return typeof bytes === 'number' ? Number((bytes / 1024 ** 3).toFixed(4)) : undefined;
+  }
+  return undefined;
+}

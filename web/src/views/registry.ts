@@ -1,0 +1,6 @@
+// Every view of the app, in the order of the navigation.
+
+import { trainingView } from './training';
+import type { View } from './view';
+
+export const VIEWS: View[] = [trainingView];
