@@ -15,6 +15,8 @@ namespace vramplan {
 // device_bytes}; peak {stage, allocated_bytes, reserved_bytes, device_bytes}; fit[] {gpu, name,
 // usable_bytes, used_fraction, verdict}; warnings[]; scenario {...the resolved inputs}.
 nlohmann::json estimate_to_json(const Scenario& scenario, const Estimate& estimate);
+// Its "peak" object alone (the sweep endpoint returns it per point).
+nlohmann::json peak_json(const Estimate& estimate);
 
 struct TableOptions {
   int width = 100;     // terminal columns for the bar chart

@@ -124,17 +124,16 @@ int run_estimate(const EstimateArgs& args) {
   Result<SettingsEstimate> result =
       estimate_settings(*settings, reader, hub_models.fetcher(reader));
   if (!result) return report_error(result.error());
+  SettingsEstimate answer = std::move(result).value();
   const std::optional<nlohmann::json> checkpoint =
-      hub_models.report(result->estimate.parameters.total, result->estimate.warnings);
-  const Estimate& est = result->estimate;
+      hub_models.report(answer.estimate.parameters.total, answer.estimate.warnings);
+  const Estimate& est = answer.estimate;
 
-  const Scenario& scenario = result->resolved.scenario;
+  const Scenario& scenario = answer.resolved.scenario;
   if (args.format == "json") {
-    nlohmann::json out = settings_estimate_to_json(*result);
+    nlohmann::json out = settings_estimate_to_json(answer);
     if (checkpoint) out["checkpoint"] = *checkpoint;
-    std::cout << out.dump(2)
-              << "
-                 ";
+    std::cout << out.dump(2) << "\n";
   } else if (args.format == "csv") {
     std::cout << render_csv(est);
   } else if (args.format == "markdown") {

@@ -208,7 +208,7 @@ json stage_json(const StageEstimate& stage) {
           {"peak_phase", stage.peak_phase}};
 }
 
-json peak_json(const Estimate& e) {
+json peak_object(const Estimate& e) {
   const StageEstimate* stage = peak_stage(e);
   return {{"stage", stage ? stage->name : std::string()},
           {"stage_index", e.peak.stage},
@@ -790,6 +790,8 @@ std::string csv_field(std::string_view s) {
 
 }  // namespace
 
+json peak_json(const Estimate& estimate) { return peak_object(estimate); }
+
 nlohmann::json estimate_to_json(const Scenario& scenario, const Estimate& estimate) {
   json stages = json::array();
   for (const StageEstimate& stage : estimate.stages) stages.push_back(stage_json(stage));
@@ -800,7 +802,7 @@ nlohmann::json estimate_to_json(const Scenario& scenario, const Estimate& estima
           {"world_size", estimate.world_size},
           {"microbatches", estimate.microbatches},
           {"stages", std::move(stages)},
-          {"peak", peak_json(estimate)},
+          {"peak", peak_object(estimate)},
           {"fit", std::move(fit)},
           {"warnings", estimate.warnings}};
 }

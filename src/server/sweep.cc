@@ -8,6 +8,7 @@
 
 #include "server/api.h"
 #include "vramplan/estimate_request.h"
+#include "vramplan/report.h"
 
 namespace vramplan::server {
 namespace {
@@ -127,14 +128,8 @@ Result<std::vector<json>> range_values(const json& body, const OptionSpec& optio
 
 json sweep_point(const json& value, const SettingsEstimate& result) {
   const Estimate& e = result.estimate;
-  const StageEstimate* stage = e.peak.stage < e.stages.size() ? &e.stages[e.peak.stage] : nullptr;
   json point = {{"value", value},
-                {"peak",
-                 {{"stage", stage ? stage->name : std::string()},
-                  {"stage_index", e.peak.stage},
-                  {"allocated_bytes", e.peak.allocated_bytes},
-                  {"reserved_bytes", e.peak.reserved_bytes},
-                  {"device_bytes", e.peak.device_bytes}}},
+                {"peak", peak_json(e)},
                 {"world_size", e.world_size},
                 {"microbatches", e.microbatches}};
   if (!e.fit.empty()) {
