@@ -416,6 +416,33 @@ def uncertainty_section(report):
     ]
 
 
+def serving_section(report):
+    serving = report.get("serving")
+    if not serving:
+        return ["## Serving (published vLLM / SGLang figures)", "",
+                "Not in this report (run with `vramplan validate --serving --format json`)."]
+    summary = [[s["quantity"], str(s["rows"]), pct(s["median_abs_pct"]), pct(s["max_abs_pct"])]
+               for s in serving["summaries"]]
+    rows = []
+    for r in serving["rows"]:
+        tokens = r["unit"] == "tokens"
+        fmt = (lambda v: f"{v:,.0f}") if tokens else (lambda v: f"{v:.2f} GiB")
+        rows.append([r["id"], r["engine"], r["quantity"], fmt(r["published"]), fmt(r["predicted"]),
+                     signed_pct(r["error_pct"]), f"[source]({r['source']})"])
+    return [
+        "## Serving (published vLLM / SGLang figures)",
+        "",
+        "`vramplan validate --serving` predicts the memory figures that vLLM and SGLang logged in "
+        "public runs (data/measurements/serving_published.csv), with the same default conventions "
+        "every `vramplan infer` user gets.",
+        "",
+        table(["quantity", "rows", "median |error|", "max |error|"], summary, "lrrr"),
+        "",
+        table(["run", "engine", "quantity", "published", "predicted", "error", "source"], rows,
+              "lllrrrl"),
+    ]
+
+
 def markdown(report):
     parts = [
         ["# vramplan accuracy", "",
@@ -425,6 +452,7 @@ def markdown(report):
         summary_section(report),
         confusion_section(report),
         uncertainty_section(report),
+        serving_section(report),
         plots_section(),
         skipped_section(report),
         largest_errors_section(report),
@@ -454,6 +482,7 @@ def main():
     parser.add_argument("report", nargs="?", default="-", help="validate JSON (default: stdin)")
     parser.add_argument("--docs", default=os.path.join(here, "..", "docs"),
                         help="directory that receives accuracy.md and accuracy/ (default: docs/)")
+    parser.add_argument("--serving", help="`vramplan validate --serving --format json` output")
     args = parser.parse_args()
 
     if args.report == "-":
@@ -461,6 +490,9 @@ def main():
     else:
         with open(args.report, encoding="utf-8") as f:
             report = json.load(f)
+    if args.serving:
+        with open(args.serving, encoding="utf-8") as f:
+            report["serving"] = json.load(f)
     for key in ("rows", "summaries", "fit_confusion", "targets"):
         if key not in report:
             sys.exit(f"accuracy_report: the report has no '{key}' key; is it `vramplan validate --format json`?")

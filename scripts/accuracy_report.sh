@@ -9,7 +9,8 @@ if [[ ! -x build/vramplan ]]; then
 fi
 
 report="$(mktemp "${TMPDIR:-/tmp}/vramplan-validate.XXXXXX.json")"
-trap 'rm -f "$report"' EXIT
+serving="$(mktemp "${TMPDIR:-/tmp}/vramplan-serving.XXXXXX.json")"
+trap 'rm -f "$report" "$serving"' EXIT
 
 # The first python3 that has matplotlib: $PYTHON, then the one on PATH, then Debian's
 # (a pyenv or venv python3 on PATH often lacks python3-matplotlib).
@@ -26,7 +27,8 @@ if [[ -z "$python" ]]; then
 fi
 
 build/vramplan validate --format json >"$report"
-"$python" scripts/accuracy_report.py "$report" --docs docs
+build/vramplan validate --serving --format json >"$serving"
+"$python" scripts/accuracy_report.py "$report" --serving "$serving" --docs docs
 # The uncertainty bands estimates carry (compiled in: rebuild to pick up a change).
 build/vramplan validate --bands >data/uncertainty.json.tmp
 if cmp -s data/uncertainty.json.tmp data/uncertainty.json; then
