@@ -62,6 +62,10 @@ int64_t nccl_group_count(const Parallelism& p) {
 
 }  // namespace
 
+int64_t chunk_layers(int64_t num_layers, const Parallelism& parallel, int64_t chunk) {
+  return chunk_span(num_layers, parallel, chunk).size;
+}
+
 Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   if (auto error = validate_model(base.model)) return *error;
   FastMemoryModel m;

@@ -72,6 +72,10 @@ struct ActivationTerms {
   Wide logits = 0;  // logits + cross-entropy copies
 };
 
+// Decoder layers pipeline chunk `chunk` holds (pipeline.cc's chunk_sizes; negative = none).
+// REQUIRES: validate_pipeline passes for `num_layers` and `parallel`.
+int64_t chunk_layers(int64_t num_layers, const Parallelism& parallel, int64_t chunk);
+
 class FastMemoryModel {
  public:
   // Errors: the model is invalid (validate_model).
