@@ -20,8 +20,9 @@ struct Gpu {
   std::string source;         // where usable_bytes comes from
 
   // Speeds, for the roofline and step time (0 = not known; optional in catalog files).
-  // Dense tensor-core peaks (no 2:4 sparsity), TFLOP/s; fp16 runs at the bf16 rate.
-  double bf16_tflops = 0;
+  // Dense tensor-core peaks (no 2:4 sparsity), TFLOP/s.
+  double bf16_tflops = 0;  // 0 where the GPU has no bf16 tensor cores (V100)
+  double fp16_tflops = 0;  // 0 = the bf16 rate
   double fp8_tflops = 0;   // 0 where the GPU has no fp8 tensor cores
   double fp4_tflops = 0;   // 0 where the GPU has no fp4 tensor cores
   double tf32_tflops = 0;  // tensor-core tf32 (fp32 matmuls under PyTorch's allow_tf32)
@@ -32,7 +33,7 @@ struct Gpu {
   double inter_node_gbps = 0;  // typical network bandwidth per GPU, GB/s one direction
   std::string speed_source;    // datasheets the speeds come from
 
-  // Peak TFLOP/s for matmuls in dtype t (fp16 = bf16, fp32 = tf32 tensor cores); 0 if absent.
+  // Peak TFLOP/s for matmuls in dtype t (fp32 = tf32 tensor cores); 0 if the GPU has none.
   double peak_tflops(DType t) const;
 };
 
@@ -44,8 +45,8 @@ struct GpuCatalog {
 
 // Parses a catalog file: {"gpus": [{"id":..., "name":..., "nominal_gb":..., "usable_mib":...,
 // "source":...}, ...]}. Optional speed fields (each a non-negative number, or null for "absent"):
-// bf16_tflops, fp8_tflops, fp4_tflops, tf32_tflops, fp32_tflops, hbm_gbps, nvlink_gbps,
-// gpus_per_node (a positive integer), inter_node_gbps, and speed_source (a string).
+// bf16_tflops, fp16_tflops, fp8_tflops, fp4_tflops, tf32_tflops, fp32_tflops, hbm_gbps,
+// nvlink_gbps, gpus_per_node (a positive integer), inter_node_gbps, and speed_source (a string).
 Result<GpuCatalog> parse_gpu_catalog(std::string_view json_text);
 
 // The catalog compiled into the program.

@@ -15,6 +15,8 @@ struct ValidateArgs {
   std::string format = "table";
   bool rows = true;
   bool check = false;
+  bool throughput = false;  // the step-time suite instead (validate_throughput.cc)
+  bool calibrate = false;
 };
 
 nlohmann::json to_json(const ValidationReport& report) {
@@ -84,6 +86,8 @@ void print_table(const ValidationReport& report, bool rows) {
 }
 
 int run_validate(const ValidateArgs& args) {
+  if (args.throughput || args.calibrate)
+    return run_validate_throughput(args.format, args.rows, args.check, args.calibrate);
   Result<ValidationReport> report = validate_measurements();
   if (!report) return report_error(report.error());
   if (args.format == "json") {
@@ -111,6 +115,11 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
       ->capture_default_str();
   cmd->add_flag("!--no-rows", args->rows, "print only the summaries");
   cmd->add_flag("--check", args->check, "exit 1 when an accuracy target is missed");
+  cmd->add_flag("--throughput", args->throughput,
+                "step time instead of memory: predicted vs measured tokens/s per GPU and MFU of "
+                "the Ultra-Scale Playbook sweep, per row and per model");
+  cmd->add_flag("--calibrate", args->calibrate,
+                "refit the step-time constants on the calibration models and print them");
   cmd->callback([run, args] { *run = [args] { return run_validate(*args); }; });
 }
 

@@ -130,6 +130,7 @@ std::optional<Error> read_speeds(const json& gpu, const std::string& path, Gpu& 
     double* field;
   } speeds[] = {
       {"bf16_tflops", kMaxTflops, "TFLOP/s", &out.bf16_tflops},
+      {"fp16_tflops", kMaxTflops, "TFLOP/s", &out.fp16_tflops},
       {"fp8_tflops", kMaxTflops, "TFLOP/s", &out.fp8_tflops},
       {"fp4_tflops", kMaxTflops, "TFLOP/s", &out.fp4_tflops},
       {"tf32_tflops", kMaxTflops, "TFLOP/s", &out.tf32_tflops},
@@ -195,8 +196,9 @@ GpuCatalog load_builtin() {
 double Gpu::peak_tflops(DType t) const {
   switch (t) {
     case DType::kBf16:
-    case DType::kFp16:
       return bf16_tflops;
+    case DType::kFp16:
+      return fp16_tflops > 0 ? fp16_tflops : bf16_tflops;
     case DType::kFp8:
       return fp8_tflops;
     case DType::kFp4:
