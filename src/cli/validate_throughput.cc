@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/throughput_validation.h"
+#include "vramplan/roofline.h"
 
 namespace vramplan::cli {
 namespace {
@@ -23,21 +24,6 @@ nlohmann::json constants_json(const StepTimeConstants& c) {
           {"intra_latency_s", c.intra_latency_s},
           {"inter_latency_s", c.inter_latency_s},
           {"inter_p2p_latency_s", c.inter_p2p_latency_s}};
-}
-
-nlohmann::json step_json(const StepTime& t) {
-  return {{"compute_s", t.compute_s},
-          {"recompute_s", t.recompute_s},
-          {"tp_comm_s", t.tp_comm_s},
-          {"cp_comm_s", t.cp_comm_s},
-          {"ep_comm_s", t.ep_comm_s},
-          {"cpu_bound_s", t.cpu_bound_s},
-          {"pp_bubble_s", t.pp_bubble_s},
-          {"dp_comm_exposed_s", t.dp_comm_exposed_s},
-          {"optimizer_s", t.optimizer_s},
-          {"step_time_s", t.step_time_s},
-          {"tokens_per_s_per_gpu", t.tokens_per_s_per_gpu},
-          {"mfu", t.mfu}};
 }
 
 nlohmann::json report_json(const ThroughputReport& report) {
@@ -57,7 +43,7 @@ nlohmann::json report_json(const ThroughputReport& report) {
       row["predicted_mfu_pct"] = r.predicted_mfu_pct;
       row["tok_error_pct"] = r.tok_error_pct();
       row["mfu_error_pct"] = r.mfu_error_pct();
-      row["step_time"] = step_json(r.predicted);
+      row["step_time"] = step_time_to_json(r.predicted);
     }
     out["rows"].push_back(row);
   }
