@@ -25,7 +25,10 @@ if [[ -z "$python" ]]; then
   exit 1
 fi
 
+throughput="$(mktemp "${TMPDIR:-/tmp}/vramplan-throughput.XXXXXX.json")"
+trap 'rm -f "$report" "$throughput"' EXIT
 build/vramplan validate --format json >"$report"
-"$python" scripts/accuracy_report.py "$report" --docs docs
+build/vramplan validate --throughput --format json >"$throughput"
+"$python" scripts/accuracy_report.py "$report" --docs docs --throughput "$throughput"
 
 echo "wrote docs/accuracy.md and docs/accuracy/*.svg"
