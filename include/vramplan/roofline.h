@@ -43,10 +43,12 @@ struct RooflineSection {
 struct Roofline {
   std::string gpu;
   DType compute_dtype = DType::kBf16;
-  double matmul_tflops = 0;  // dense peak for the compute dtype
-  double vector_tflops = 0;  // non-tensor peak (element-wise operations)
+  double matmul_tflops = 0;     // dense peak for the compute dtype
+  double attention_tflops = 0;  // attention's: bf16 when training in fp8/fp4
+  double vector_tflops = 0;     // non-tensor peak (element-wise operations)
   double hbm_gbps = 0;
   double matmul_ridge = 0;  // FLOPs / byte
+  double attention_ridge = 0;
   double vector_ridge = 0;
   double tokens = 0;  // per GPU per microbatch before TP: s·b/cp
   std::vector<RooflineSection> sections;
@@ -57,7 +59,8 @@ struct Roofline {
 Result<Roofline> compute_roofline(const Scenario& s, const Gpu& gpu);
 
 // The roofline and the step time it leads to, rendered (roofline_report.cc). Stable JSON keys:
-// gpu {id, compute_dtype, matmul_tflops, vector_tflops, hbm_gbps, matmul_ridge, vector_ridge},
+// gpu {id, compute_dtype, matmul_tflops, attention_tflops, vector_tflops, hbm_gbps, matmul_ridge,
+// attention_ridge, vector_ridge},
 // cluster {gpus_per_node, intra_node_gbps, inter_node_gbps}, tokens_per_microbatch,
 // sections[] {name, layers, flops, bytes, roofline_s, ops[] {op, kind, pass, formula, flops,
 // bytes, intensity, ridge, bound, roofline_s}}, step_time {compute_s, ..., mfu}.

@@ -43,10 +43,17 @@ RooflineOp make_op(const Roofline& r, const OpCost& op, bool backward) {
   out.bytes = backward ? op.bwd_bytes : op.fwd_bytes;
   out.intensity = out.bytes > 0 ? out.flops / out.bytes : 0;
   // Element-wise work runs on the vector units; matmuls and attention on the tensor cores.
-  const bool vector = op.kind == OpKind::kMemory;
-  out.ridge = vector ? r.vector_ridge : r.matmul_ridge;
+  double tflops = r.matmul_tflops;
+  out.ridge = r.matmul_ridge;
+  if (op.kind == OpKind::kMemory) {
+    tflops = r.vector_tflops;
+    out.ridge = r.vector_ridge;
+  } else if (op.kind == OpKind::kAttention) {
+    tflops = r.attention_tflops;
+    out.ridge = r.attention_ridge;
+  }
   out.bound = out.intensity < out.ridge ? Bound::kMemory : Bound::kCompute;
-  const double peak = (vector ? r.vector_tflops : r.matmul_tflops) * 1e12;
+  const double peak = tflops * 1e12;
   out.roofline_s = std::max(out.flops / peak, out.bytes / (r.hbm_gbps * 1e9));
   return out;
 }
@@ -92,7 +99,10 @@ Result<Roofline> compute_roofline(const Scenario& s, const Gpu& gpu) {
   r.matmul_tflops = gpu.peak_tflops(compute);
   r.vector_tflops = gpu.fp32_tflops > 0 ? gpu.fp32_tflops : r.matmul_tflops;
   r.hbm_gbps = gpu.hbm_gbps;
+  const double attention_peak = gpu.peak_tflops(attention_dtype(compute));
+  r.attention_tflops = attention_peak > 0 ? attention_peak : r.matmul_tflops;
   r.matmul_ridge = r.matmul_tflops * 1e12 / (r.hbm_gbps * 1e9);
+  r.attention_ridge = r.attention_tflops * 1e12 / (r.hbm_gbps * 1e9);
   r.vector_ridge = r.vector_tflops * 1e12 / (r.hbm_gbps * 1e9);
   const OpDims d = op_dims(s);
   r.tokens = d.tokens;

@@ -237,6 +237,10 @@ OpDims op_dims(const Scenario& s) {
   return d;
 }
 
+DType attention_dtype(DType activation) {
+  return (activation == DType::kFp8 || activation == DType::kFp4) ? DType::kBf16 : activation;
+}
+
 double attended_keys(const Scenario& s, bool sliding, bool causal) {
   const double seq = static_cast<double>(s.training.seq_len);
   const double window = (sliding && s.model.sliding_window > 0)

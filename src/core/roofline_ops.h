@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "vramplan/model.h"
+#include "vramplan/precision.h"
 #include "vramplan/scenario.h"
 
 namespace vramplan {
@@ -82,6 +83,10 @@ void head_ops(const Scenario& s, const OpDims& d, OpList& out);
 // One DeepSeek-V3 multi-token-prediction module beyond its transformer block: its two norms,
 // the projection of [h; embedding] back to h, and its LM head and loss.
 void mtp_extra_ops(const Scenario& s, const OpDims& d, OpList& out);
+
+// The dtype attention runs in: the activation dtype, except that fp8/fp4 training keeps
+// attention in bf16 (Transformer Engine's default; FlashAttention's fp8 kernels are for inference).
+DType attention_dtype(DType activation);
 
 // Attention keys a query attends to, on average, and without the causal mask.
 double attended_keys(const Scenario& s, bool sliding, bool causal);

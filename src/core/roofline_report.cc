@@ -102,9 +102,11 @@ nlohmann::json roofline_to_json(const Roofline& r, const StepTime& step, const C
   out["gpu"] = {{"id", r.gpu},
                 {"compute_dtype", std::string(dtype_name(r.compute_dtype))},
                 {"matmul_tflops", r.matmul_tflops},
+                {"attention_tflops", r.attention_tflops},
                 {"vector_tflops", r.vector_tflops},
                 {"hbm_gbps", r.hbm_gbps},
                 {"matmul_ridge", r.matmul_ridge},
+                {"attention_ridge", r.attention_ridge},
                 {"vector_ridge", r.vector_ridge}};
   out["cluster"] = {{"gpus_per_node", cluster.gpus_per_node},
                     {"intra_node_gbps", cluster.intra_node_gbps},

@@ -156,6 +156,21 @@ TEST(Roofline, BoundFollowsTheRidgePoint) {
   EXPECT_EQ(f->sections[0].ops[0].bound, Bound::kCompute);
 }
 
+// fp8 training runs the GEMMs at the fp8 peak and keeps attention in bf16.
+TEST(Roofline, Fp8GemmsBf16Attention) {
+  Scenario s = llama8b();
+  s.training.activation_dtype = DType::kFp8;
+  Result<Roofline> r = compute_roofline(s, h100());
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->matmul_tflops, 1978.9);
+  EXPECT_EQ(r->attention_tflops, 989.4);
+  for (const RooflineOp& op : r->sections[0].ops)
+    EXPECT_EQ(op.ridge, op.kind == "attention"     ? r->attention_ridge
+                        : op.kind == "elementwise" ? r->vector_ridge
+                                                   : r->matmul_ridge)
+        << op.op;
+}
+
 TEST(Roofline, SectionsForEachKindOfLayerPlusEmbeddingAndHead) {
   Scenario s;
   s.model = testing::tiny_moe();

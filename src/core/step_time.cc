@@ -37,10 +37,11 @@ double bytes_per_element(DType t) { return static_cast<double>(bits_of(t)) / 8.0
 
 // What evaluate() needs that does not change with the layout.
 struct StepTimeData {
-  double matmul_flops = 0;  // FLOP/s, peak, compute dtype
-  double vector_flops = 0;  // FLOP/s, peak, element-wise
-  double hbm = 0;           // bytes/s, peak
-  double mfu_peak = 0;      // FLOP/s, 16-bit peak MFU is measured against
+  double matmul_flops = 0;     // FLOP/s, peak, compute dtype
+  double attention_flops = 0;  // FLOP/s, peak, attention_dtype()
+  double vector_flops = 0;     // FLOP/s, peak, element-wise
+  double hbm = 0;              // bytes/s, peak
+  double mfu_peak = 0;         // FLOP/s, 16-bit peak MFU is measured against
   Cluster cluster;
   StepTimeConstants c;
   std::vector<std::array<int32_t, kLayerKinds>> prefix;  // layers of each kind before index i
@@ -133,7 +134,7 @@ double op_seconds(const StepTimeData& data, const OpCost& op, bool backward) {
       compute = flops / (data.matmul_flops * c.matmul_efficiency);
       break;
     case OpKind::kAttention:
-      compute = flops / (data.matmul_flops * c.attention_efficiency);
+      compute = flops / (data.attention_flops * c.attention_efficiency);
       break;
     case OpKind::kMemory:
       compute = flops / data.vector_flops;
@@ -415,6 +416,8 @@ Result<StepTimeModel> StepTimeModel::prepare(const Scenario& base, const Gpu& gp
 
   auto data = std::make_shared<StepTimeData>();
   data->matmul_flops = gpu.peak_tflops(compute) * 1e12;
+  const double attention_peak = gpu.peak_tflops(attention_dtype(compute));
+  data->attention_flops = (attention_peak > 0 ? attention_peak : gpu.peak_tflops(compute)) * 1e12;
   data->vector_flops = (gpu.fp32_tflops > 0 ? gpu.fp32_tflops : gpu.peak_tflops(compute)) * 1e12;
   data->hbm = gpu.hbm_gbps * 1e9;
   const double peak16 = gpu.peak_tflops(compute == DType::kFp16 ? DType::kFp16 : DType::kBf16);
