@@ -17,9 +17,12 @@ void add_estimate_command(CLI::App& app, std::function<int()>* run);
 void add_list_commands(CLI::App& app, std::function<int()>* run);
 void add_validate_command(CLI::App& app, std::function<int()>* run);
 void add_roofline_command(CLI::App& app, std::function<int()>* run);
+void add_plan_command(CLI::App& app, std::function<int()>* run);
 
 // `vramplan validate --throughput [--calibrate]` (validate_throughput.cc).
 int run_validate_throughput(const std::string& format, bool rows, bool check, bool calibrate);
+// `vramplan validate --planner` (plan_command.cc).
+int run_validate_planner(const std::string& format);
 
 // Prints "vramplan: error: <field> = <value>: ...; accepted: ..." to stderr, naming the field
 // as a command-line flag, and returns kExitBadInput.

@@ -17,6 +17,7 @@ struct ValidateArgs {
   bool check = false;
   bool throughput = false;  // the step-time suite instead (validate_throughput.cc)
   bool calibrate = false;
+  bool planner = false;  // the planner's choices against measured throughput (plan_command.cc)
 };
 
 nlohmann::json to_json(const ValidationReport& report) {
@@ -86,6 +87,7 @@ void print_table(const ValidationReport& report, bool rows) {
 }
 
 int run_validate(const ValidateArgs& args) {
+  if (args.planner) return run_validate_planner(args.format);
   if (args.throughput || args.calibrate)
     return run_validate_throughput(args.format, args.rows, args.check, args.calibrate);
   Result<ValidationReport> report = validate_measurements();
@@ -120,6 +122,9 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
                 "the Ultra-Scale Playbook sweep, per row and per model");
   cmd->add_flag("--calibrate", args->calibrate,
                 "refit the step-time constants on the calibration models and print them");
+  cmd->add_flag("--planner", args->planner,
+                "the planner instead: where its top choices rank, by measured throughput, among "
+                "the Ultra-Scale Playbook layouts that ran, per (model, GPU count)");
   cmd->callback([run, args] { *run = [args] { return run_validate(*args); }; });
 }
 

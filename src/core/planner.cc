@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 
@@ -27,6 +29,17 @@ class StepTimeTimer final : public LayoutTimer {
   const StepTimeModel& model_;
 };
 
+// The base with a neutral layout (one GPU, micro-batch 1): what the memory and step-time models
+// are prepared from, whatever layout values the request fixed.
+Scenario on_one_gpu(const Scenario& base) {
+  Scenario s = base;
+  s.parallel = Parallelism{};
+  s.parallel.fsdp_prefetch = base.parallel.fsdp_prefetch;
+  s.training.micro_batch = 1;
+  s.training.recompute = base.training.recompute_layers > 0 ? Recompute::kFull : Recompute::kNone;
+  return s;
+}
+
 std::optional<Error> check_request(const PlanRequest& r) {
   using std::to_string;
   if (r.gpus < 1 || r.gpus > kMaxGpus)
@@ -49,13 +62,7 @@ std::optional<Error> check_request(const PlanRequest& r) {
                  "the planner compares layouts at a fixed global batch"};
   if (r.gpu.usable_bytes <= 0) return Error{"gpu", r.gpu.id, "a GPU with a known memory size", ""};
   // The training settings themselves (sequence length, sizes, overheads) on one GPU.
-  Scenario one = r.base;
-  one.parallel = Parallelism{};
-  one.parallel.fsdp_prefetch = r.base.parallel.fsdp_prefetch;
-  one.training.micro_batch = 1;
-  one.training.recompute =
-      r.base.training.recompute_layers > 0 ? Recompute::kFull : Recompute::kNone;
-  return validate_scenario(one);
+  return validate_scenario(on_one_gpu(r.base));
 }
 
 template <class T>
@@ -63,32 +70,50 @@ T first_or(const std::vector<T>& list, T fallback) {
   return list.empty() ? fallback : list.front();
 }
 
-// No layout survives the fixed dimensions: name the first one validate.cc rejects.
+// A scenario on one GPU with a single fixed value set, to check it on its own.
+std::optional<Error> alone(const PlanRequest& r, void (*set)(const PlanRequest&, Scenario&)) {
+  Scenario s = on_one_gpu(r.base);
+  set(r, s);
+  return validate_scenario(s);
+}
+
+// No layout survives the fixed dimensions: name the value to change. First the fixed values
+// that are wrong on their own (tp against the heads, cp against the sequence, the micro-batch
+// against the global batch), then the GPU count and max_tp, then validate.cc on all together.
 Error explain_empty_space(const PlanRequest& r) {
   const PlanSpace& sp = r.space;
+  if (!sp.tp.empty())
+    if (auto e = alone(r, [](const PlanRequest& q, Scenario& s) { s.parallel.tp = q.space.tp[0]; }))
+      return *e;
+  if (!sp.cp.empty())
+    if (auto e = alone(r, [](const PlanRequest& q, Scenario& s) { s.parallel.cp = q.space.cp[0]; }))
+      return *e;
+  if (!sp.micro_batch.empty())
+    if (auto e = alone(r, [](const PlanRequest& q, Scenario& s) {
+          s.training.micro_batch = q.space.micro_batch[0];
+        }))
+      return *e;
   const int64_t max_tp = r.max_tp > 0 ? r.max_tp : r.cluster.gpus_per_node;
   PlanLayout l;
   l.tp = first_or<int64_t>(sp.tp, 1);
-  if (l.tp > max_tp)
-    return Error{"tp", std::to_string(l.tp), fmt::format("at most max_tp = {}", max_tp),
-                 "tensor parallelism stays within max_tp (raise it with --max-tp)"};
   l.pp = first_or<int64_t>(sp.pp, 1);
   l.cp = first_or<int64_t>(sp.cp, 1);
   const int64_t model_parallel = l.tp * l.pp * l.cp;
-  if (r.gpus % model_parallel != 0)
+  l.dp = first_or<int64_t>(sp.dp, std::max<int64_t>(1, r.gpus / model_parallel));
+  if (r.gpus % model_parallel != 0 || l.dp * model_parallel != r.gpus)
     return Error{"gpus", std::to_string(r.gpus),
-                 fmt::format("a multiple of tp·pp·cp = {}", model_parallel),
+                 fmt::format("a multiple of tp·pp·cp = {}{}", model_parallel,
+                             sp.dp.empty() ? "" : fmt::format(", times dp = {}", l.dp)),
                  "the GPUs must factor as tp·pp·cp·dp"};
-  l.dp = first_or<int64_t>(sp.dp, r.gpus / model_parallel);
-  if (l.dp * model_parallel != r.gpus)
-    return Error{"dp", std::to_string(l.dp),
-                 fmt::format("{} (gpus / (tp·pp·cp))", r.gpus / model_parallel),
-                 fmt::format("gpus = {}", r.gpus)};
+  l.etp = first_or<int64_t>(sp.etp, 1);
+  if (l.tp > max_tp || l.etp > max_tp)
+    return Error{l.tp > max_tp ? "tp" : "etp", std::to_string(std::max(l.tp, l.etp)),
+                 fmt::format("at most max_tp = {}", max_tp),
+                 "tensor parallelism stays within max_tp (raise it with --max-tp)"};
   l.vpp = first_or<int64_t>(sp.vpp, 1);
   l.schedule = first_or(sp.schedule, l.vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B);
   l.sequence_parallel = first_or(sp.sequence_parallel, l.tp > 1);
   l.ep = first_or<int64_t>(sp.ep, 1);
-  l.etp = first_or<int64_t>(sp.etp, 1);
   l.micro_batch = first_or<int64_t>(sp.micro_batch, 1);
   l.recompute = first_or(sp.recompute, Recompute::kNone);
   l.sharding = {first_or<int64_t>(sp.zero, 0), first_or(sp.fsdp, FsdpMode::kNone),
@@ -103,6 +128,16 @@ Error explain_empty_space(const PlanRequest& r) {
                "no valid layout satisfies every fixed dimension together"};
 }
 
+std::string with_commas(double value) {
+  const std::string digits = fmt::format("{:.0f}", value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string gib(int64_t bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
 
 // The step-time component that grows most from the winner to `other`.
@@ -113,6 +148,7 @@ std::string main_cost(const StepTime& winner, const StepTime& other) {
       {"tensor-parallel communication", other.tp_comm_s - winner.tp_comm_s},
       {"context-parallel communication", other.cp_comm_s - winner.cp_comm_s},
       {"expert all-to-all", other.ep_comm_s - winner.ep_comm_s},
+      {"CPU-bound kernel launches", other.cpu_bound_s - winner.cpu_bound_s},
       {"pipeline bubble", other.pp_bubble_s - winner.pp_bubble_s},
       {"exposed data-parallel communication", other.dp_comm_exposed_s - winner.dp_comm_exposed_s},
       {"optimizer step", other.optimizer_s - winner.optimizer_s}};
@@ -124,14 +160,12 @@ std::string main_cost(const StepTime& winner, const StepTime& other) {
 }
 
 std::string step_parts(const StepTime& t) {
-  const std::pair<const char*, double> parts[] = {{"compute", t.compute_s},
-                                                  {"recompute", t.recompute_s},
-                                                  {"TP comm", t.tp_comm_s},
-                                                  {"CP comm", t.cp_comm_s},
-                                                  {"EP all-to-all", t.ep_comm_s},
-                                                  {"pipeline bubble", t.pp_bubble_s},
-                                                  {"exposed DP comm", t.dp_comm_exposed_s},
-                                                  {"optimizer", t.optimizer_s}};
+  const std::pair<const char*, double> parts[] = {
+      {"compute", t.compute_s},           {"recompute", t.recompute_s},
+      {"TP comm", t.tp_comm_s},           {"CP comm", t.cp_comm_s},
+      {"EP all-to-all", t.ep_comm_s},     {"CPU-bound", t.cpu_bound_s},
+      {"pipeline bubble", t.pp_bubble_s}, {"exposed DP comm", t.dp_comm_exposed_s},
+      {"optimizer", t.optimizer_s}};
   std::string text;
   for (const auto& [name, seconds] : parts) {
     if (seconds <= 0) continue;
@@ -143,12 +177,14 @@ std::string step_parts(const StepTime& t) {
 std::string explain_winner(const PlanResult& p) {
   const PlanCandidate& w = p.candidates.front();
   std::string text = fmt::format(
-      "{} wins: {:.0f} tokens/s per GPU (MFU {:.1f}%), a step of {:.3g} s ({}), peak {} of the {} "
+      "{} wins: {} tokens/s per GPU (MFU {:.1f}%), a step of {:.3g} s ({}), peak {} of the {} "
       "limit.",
-      layout_name(w.layout), w.time.tokens_per_s_per_gpu, w.time.mfu * 100, w.time.step_time_s,
-      step_parts(w.time), gib(w.device_bytes), gib(p.limit_bytes));
+      layout_name(w.layout), with_commas(w.time.tokens_per_s_per_gpu), w.time.mfu * 100,
+      w.time.step_time_s, step_parts(w.time), gib(w.device_bytes), gib(p.limit_bytes));
   for (const FamilyOutcome& f : p.families) {
-    text += fmt::format(" {}: ", family_name(f.family));
+    std::string name = family_name(f.family);
+    name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+    text += fmt::format(" {}: ", name);
     if (in_family(w.layout, f.family)) {
       text += "the winner is one.";
     } else if (f.best) {
@@ -211,9 +247,10 @@ void fill_peak_stages(const Scenario& base, std::vector<PlanCandidate>& candidat
 
 Result<PlanResult> plan(const PlanRequest& r) {
   if (auto e = check_request(r)) return *e;
-  Result<FastMemoryModel> memory = FastMemoryModel::prepare(r.base);
+  const Scenario neutral = on_one_gpu(r.base);
+  Result<FastMemoryModel> memory = FastMemoryModel::prepare(neutral);
   if (!memory) return memory.error();
-  Result<StepTimeModel> speed = StepTimeModel::prepare(r.base, r.gpu, r.cluster);
+  Result<StepTimeModel> speed = StepTimeModel::prepare(neutral, r.gpu, r.cluster);
   if (!speed) return speed.error();
   PlanResult p;
   p.model = r.base.model.name;

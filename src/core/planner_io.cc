@@ -149,15 +149,11 @@ Result<Gpu> gpu_of(const ResolvedScenario& resolved) {
 }
 
 json step_time_json(const StepTime& t) {
-  return {{"compute_s", t.compute_s},
-          {"recompute_s", t.recompute_s},
-          {"tp_comm_s", t.tp_comm_s},
-          {"cp_comm_s", t.cp_comm_s},
-          {"ep_comm_s", t.ep_comm_s},
-          {"pp_bubble_s", t.pp_bubble_s},
-          {"dp_comm_exposed_s", t.dp_comm_exposed_s},
-          {"optimizer_s", t.optimizer_s},
-          {"step_time_s", t.step_time_s}};
+  return {{"compute_s", t.compute_s},     {"recompute_s", t.recompute_s},
+          {"tp_comm_s", t.tp_comm_s},     {"cp_comm_s", t.cp_comm_s},
+          {"ep_comm_s", t.ep_comm_s},     {"cpu_bound_s", t.cpu_bound_s},
+          {"pp_bubble_s", t.pp_bubble_s}, {"dp_comm_exposed_s", t.dp_comm_exposed_s},
+          {"optimizer_s", t.optimizer_s}, {"step_time_s", t.step_time_s}};
 }
 
 const char* split_name(SplitKind k) {
