@@ -44,7 +44,8 @@ TEST(RooflineOps, MatmulFlopsAreTwiceTheWeightsPerToken) {
   double matmul = 0;
   for (int i = 0; i < ops.count; ++i)
     if (ops.ops[i].kind == OpKind::kMatmul) matmul += ops.ops[i].fwd_flops;
-  const LayerParams& layer = count_parameters(s.model).layers[0];
+  const ParamCounts counts = count_parameters(s.model);
+  const LayerParams& layer = counts.layers[0];
   EXPECT_DOUBLE_EQ(matmul, 2.0 * 4096 * static_cast<double>(layer.attention + layer.mlp));
   // By hand: QKV 2·n·h·(a+2g)·d = 2·4096·4096·(32+16)·128.
   EXPECT_DOUBLE_EQ(find_op(ops, "QKV projection").fwd_flops, 2.0 * 4096 * 4096 * 48 * 128);
