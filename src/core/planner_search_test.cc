@@ -486,5 +486,30 @@ TEST(PlannerSearch, PrunesBranchesWhoseModelStatesAloneDoNotFit) {
   EXPECT_FALSE(found.top.empty());
 }
 
+TEST(PlannerSearch, LayoutsOutsideTheFastPathAreDecidedByEstimate) {
+  // 64 stages of 40 layers, stage r holding r % 40 MoE layers: 40 distinct stages, more than the
+  // fast path's groups, so each layout goes to estimate().
+  ModelConfig m = testing::tiny_moe();
+  m.num_layers = 64 * 40;
+  m.moe_layers.clear();
+  for (int i = 0; i < 64 * 40; ++i) m.moe_layers.push_back(i % 40 < (i / 40) % 40);
+  m.layer_attention.assign(64 * 40, LayerAttention::kFull);
+  PlanRequest r = request_for(m, 64, 64, 2);
+  r.space.pp = {64};
+  r.space.vpp = {1};
+  r.space.split = {SplitKind::kEven};
+  RecordingTimer timer;
+  const SearchResult found = search(r, timer, kEverythingFits);
+  // sp off (tp = 1), micro-batch {1, 2}, 3 recompute modes, 1F1B and GPipe; one data rank.
+  EXPECT_EQ(found.stats.evaluated, 12);
+  EXPECT_EQ(found.stats.memory_fallback, 12);
+  ASSERT_FALSE(found.top.empty());
+  Scenario s = r.base;
+  for (const PlanCandidate& c : found.top) {
+    apply_layout(c.layout, s);
+    EXPECT_EQ(c.device_bytes, estimate(s)->peak.device_bytes) << layout_name(c.layout);
+  }
+}
+
 }  // namespace
 }  // namespace vramplan
