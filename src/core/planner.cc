@@ -190,8 +190,12 @@ std::string explain_winner(const PlanResult& p) {
     } else if (f.best) {
       const double slower =
           (1 - f.best->time.tokens_per_s_per_gpu / w.time.tokens_per_s_per_gpu) * 100;
-      text += fmt::format("its best, {}, is {:.1f}% slower{}.", layout_name(f.best->layout), slower,
-                          main_cost(w.time, f.best->time));
+      if (slower < 0.05)
+        text += fmt::format("its best, {}, is as fast (the tie goes to less memory).",
+                            layout_name(f.best->layout));
+      else
+        text += fmt::format("its best, {}, is {:.1f}% slower{}.", layout_name(f.best->layout),
+                            slower, main_cost(w.time, f.best->time));
     } else if (f.closest_miss) {
       text += fmt::format("does not fit by {}: its closest, {}, needs {}.",
                           gib(f.closest_miss->device_bytes - p.limit_bytes),
