@@ -10,7 +10,6 @@ fi
 
 report="$(mktemp "${TMPDIR:-/tmp}/vramplan-validate.XXXXXX.json")"
 serving="$(mktemp "${TMPDIR:-/tmp}/vramplan-serving.XXXXXX.json")"
-trap 'rm -f "$report" "$serving"' EXIT
 
 # The first python3 that has matplotlib: $PYTHON, then the one on PATH, then Debian's
 # (a pyenv or venv python3 on PATH often lacks python3-matplotlib).
@@ -26,9 +25,13 @@ if [[ -z "$python" ]]; then
   exit 1
 fi
 
+throughput="$(mktemp "${TMPDIR:-/tmp}/vramplan-throughput.XXXXXX.json")"
+trap 'rm -f "$report" "$serving" "$throughput"' EXIT
 build/vramplan validate --format json >"$report"
 build/vramplan validate --serving --format json >"$serving"
-"$python" scripts/accuracy_report.py "$report" --serving "$serving" --docs docs
+build/vramplan validate --throughput --format json >"$throughput"
+"$python" scripts/accuracy_report.py "$report" --serving "$serving" --throughput "$throughput" \
+  --docs docs
 # The uncertainty bands estimates carry (compiled in: rebuild to pick up a change).
 build/vramplan validate --bands >data/uncertainty.json.tmp
 if cmp -s data/uncertainty.json.tmp data/uncertainty.json; then

@@ -21,6 +21,13 @@ void add_infer_command(CLI::App& app, std::function<int()>* run);
 // `vramplan validate --serving`: published serving figures, predicted vs logged (table or JSON).
 int run_serving_validation(bool json);
 void add_serve_command(CLI::App& app, std::function<int()>* run);
+void add_roofline_command(CLI::App& app, std::function<int()>* run);
+void add_plan_command(CLI::App& app, std::function<int()>* run);
+
+// `vramplan validate --throughput [--calibrate]` (validate_throughput.cc).
+int run_validate_throughput(const std::string& format, bool rows, bool check, bool calibrate);
+// `vramplan validate --planner` (plan_command.cc).
+int run_validate_planner(const std::string& format);
 
 // Prints "vramplan: error: <field> = <value>: ...; accepted: ..." to stderr, naming the field
 // as a command-line flag, and returns kExitBadInput.

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   vramplan::cli::add_validate_command(app, &run);
   vramplan::cli::add_infer_command(app, &run);
   vramplan::cli::add_serve_command(app, &run);
+  vramplan::cli::add_roofline_command(app, &run);
+  vramplan::cli::add_plan_command(app, &run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -16,7 +16,10 @@ struct ValidateArgs {
   bool rows = true;
   bool check = false;
   bool bands = false;
-  bool serving = false;  // published serving figures instead (see infer_command.cc)
+  bool serving = false;     // published serving figures instead (see infer_command.cc)
+  bool throughput = false;  // the step-time suite instead (validate_throughput.cc)
+  bool calibrate = false;
+  bool planner = false;  // the planner's choices against measured throughput (plan_command.cc)
 };
 
 nlohmann::json to_json(const ValidationReport& report) {
@@ -87,6 +90,9 @@ void print_table(const ValidationReport& report, bool rows) {
 
 int run_validate(const ValidateArgs& args) {
   if (args.serving) return run_serving_validation(args.format == "json");
+  if (args.planner) return run_validate_planner(args.format);
+  if (args.throughput || args.calibrate)
+    return run_validate_throughput(args.format, args.rows, args.check, args.calibrate);
   Result<ValidationReport> report = validate_measurements();
   if (!report) return report_error(report.error());
   if (args.bands) {  // what data/uncertainty.json must hold
@@ -125,6 +131,14 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("--serving", args->serving,
                 "published vLLM/SGLang serving figures (data/measurements/"
                 "serving_published.csv): predicted vs logged, per row");
+  cmd->add_flag("--throughput", args->throughput,
+                "step time instead of memory: predicted vs measured tokens/s per GPU and MFU of "
+                "the Ultra-Scale Playbook sweep, per row and per model");
+  cmd->add_flag("--calibrate", args->calibrate,
+                "refit the step-time constants on the calibration models and print them");
+  cmd->add_flag("--planner", args->planner,
+                "the planner instead: where its top choices rank, by measured throughput, among "
+                "the Ultra-Scale Playbook layouts that ran, per (model, GPU count)");
   cmd->callback([run, args] { *run = [args] { return run_validate(*args); }; });
 }
 

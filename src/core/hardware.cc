@@ -105,6 +105,56 @@ Result<double> read_size(const json& gpu, const std::string& path, const char* k
   return size;
 }
 
+// An optional speed: absent or null = 0 ("not known"), else a number in [0, max].
+std::optional<Error> read_speed(const json& gpu, const std::string& path, const char* key,
+                                double max, std::string_view unit, double& out) {
+  if (!gpu.contains(key) || gpu[key].is_null()) return std::nullopt;
+  const json& value = gpu[key];
+  const std::string accepted =
+      fmt::format("a number of {} from 0 to {:g}, or null when the GPU has none", unit, max);
+  if (!value.is_number()) return Error{path + "." + key, shown(value), accepted, ""};
+  const double number = value.get<double>();
+  if (!(number >= 0) || number > max) return Error{path + "." + key, shown(value), accepted, ""};
+  out = number;
+  return std::nullopt;
+}
+
+// The optional speed fields (see hardware.h); older catalogs without them still parse.
+std::optional<Error> read_speeds(const json& gpu, const std::string& path, Gpu& out) {
+  constexpr double kMaxTflops = 1e6;  // an exaflop per GPU is a typo
+  constexpr double kMaxGbps = 1e6;    // a petabyte per second is a typo
+  const struct {
+    const char* key;
+    double max;
+    const char* unit;
+    double* field;
+  } speeds[] = {
+      {"bf16_tflops", kMaxTflops, "TFLOP/s", &out.bf16_tflops},
+      {"fp16_tflops", kMaxTflops, "TFLOP/s", &out.fp16_tflops},
+      {"fp8_tflops", kMaxTflops, "TFLOP/s", &out.fp8_tflops},
+      {"fp4_tflops", kMaxTflops, "TFLOP/s", &out.fp4_tflops},
+      {"tf32_tflops", kMaxTflops, "TFLOP/s", &out.tf32_tflops},
+      {"fp32_tflops", kMaxTflops, "TFLOP/s", &out.fp32_tflops},
+      {"hbm_gbps", kMaxGbps, "GB/s", &out.hbm_gbps},
+      {"nvlink_gbps", kMaxGbps, "GB/s", &out.nvlink_gbps},
+      {"inter_node_gbps", kMaxGbps, "GB/s", &out.inter_node_gbps},
+  };
+  for (const auto& speed : speeds) {
+    if (auto e = read_speed(gpu, path, speed.key, speed.max, speed.unit, *speed.field)) return e;
+  }
+  if (gpu.contains("gpus_per_node") && !gpu["gpus_per_node"].is_null()) {
+    const json& value = gpu["gpus_per_node"];
+    if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 1024) {
+      return Error{path + ".gpus_per_node", shown(value), "an integer from 1 to 1024", ""};
+    }
+    out.gpus_per_node = static_cast<int>(value.get<int64_t>());
+  }
+  Result<std::string> speed_source = read_string(gpu, path, "speed_source", false);
+  if (!speed_source) return speed_source.error();
+  out.speed_source = std::move(speed_source).value();
+  return std::nullopt;
+}
+
 Result<Gpu> parse_gpu(const json& gpu, const std::string& path) {
   if (!gpu.is_object()) return Error{path, shown(gpu), "an object", ""};
   Result<std::string> id = read_id(gpu, path);
@@ -117,8 +167,14 @@ Result<Gpu> parse_gpu(const json& gpu, const std::string& path) {
   if (!usable_mib) return usable_mib.error();
   Result<std::string> source = read_string(gpu, path, "source", false);
   if (!source) return source.error();
-  return Gpu{std::move(id).value(), std::move(name).value(), std::llround(*nominal_gb * 1e9),
-             std::llround(*usable_mib * kMiB), std::move(source).value()};
+  Gpu result;
+  result.id = std::move(id).value();
+  result.name = std::move(name).value();
+  result.nominal_bytes = std::llround(*nominal_gb * 1e9);
+  result.usable_bytes = std::llround(*usable_mib * kMiB);
+  result.source = std::move(source).value();
+  if (std::optional<Error> e = read_speeds(gpu, path, result)) return *std::move(e);
+  return result;
 }
 
 GpuCatalog load_builtin() {
@@ -136,6 +192,22 @@ GpuCatalog load_builtin() {
 }
 
 }  // namespace
+
+double Gpu::peak_tflops(DType t) const {
+  switch (t) {
+    case DType::kBf16:
+      return bf16_tflops;
+    case DType::kFp16:
+      return fp16_tflops > 0 ? fp16_tflops : bf16_tflops;
+    case DType::kFp8:
+      return fp8_tflops;
+    case DType::kFp4:
+      return fp4_tflops;
+    case DType::kFp32:
+      return tf32_tflops;
+  }
+  return 0;
+}
 
 const Gpu* GpuCatalog::find(std::string_view id) const {
   for (const Gpu& gpu : gpus) {
@@ -182,8 +254,12 @@ const GpuCatalog& builtin_gpus() {
 
 Gpu custom_gpu(double gib) {
   const int64_t bytes = std::llround(gib * kGiB);
-  return Gpu{fmt::format("custom-{:g}gib", gib), fmt::format("Custom GPU ({:g} GiB)", gib), bytes,
-             bytes, "--gpu-memory-gib"};
+  Gpu gpu;
+  gpu.id = fmt::format("custom-{:g}gib", gib);
+  gpu.name = fmt::format("Custom GPU ({:g} GiB)", gib);
+  gpu.nominal_bytes = gpu.usable_bytes = bytes;
+  gpu.source = "--gpu-memory-gib";
+  return gpu;
 }
 
 Fit fit_on(const Gpu& gpu, int64_t device_bytes) {

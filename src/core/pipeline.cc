@@ -151,9 +151,9 @@ std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& pa
   const int64_t chunks = par.pp * par.vpp;
   const int64_t units = num_layers + par.embedding_as_stage + par.loss_as_stage;
   if (par.balanced_split) {
-    if (par.embedding_as_stage && units / chunks == 0)
+    if ((par.embedding_as_stage || par.loss_as_stage) && units / chunks == 0)
       return Error{"pipeline_split", "balanced", "an even split, or fewer stages than layers",
-                   "the embedding cannot be a layer of an empty first stage"};
+                   "the embedding or loss cannot be a layer of an empty stage"};
     return std::nullopt;
   }
   if (units % chunks != 0 || units < chunks) {

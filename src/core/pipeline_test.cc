@@ -183,3 +183,21 @@ TEST(Pipeline, ComputeCostSplitNeedsOneChunkPerRank) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+// Found by the planner's sanitizer run: with fewer layers than stages, counting the loss as a
+// layer of a balanced split left the last stage at −1 layers.
+TEST(Pipeline, BalancedSplitRefusesLossStageOnAnEmptyStage) {
+  Parallelism p;
+  p.pp = 4;
+  p.balanced_split = true;
+  p.loss_as_stage = true;
+  auto e = validate_pipeline(2, p);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "pipeline_split");
+}
+
+}  // namespace
+}  // namespace vramplan

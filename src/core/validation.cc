@@ -8,6 +8,7 @@
 
 #include "core/csv.h"
 #include "core/embedded_data.h"
+#include "core/ultrascale.h"
 #include "vramplan/estimate.h"
 #include "vramplan/frameworks.h"
 #include "vramplan/hardware.h"
@@ -229,6 +230,8 @@ ModelConfig ultrascale_model(const std::string& size) {
   return m;
 }
 
+}  // namespace
+
 // nanotron's recipe in the sweep: bf16 with fp32 gradient accumulation, fused AdamW, TP with
 // sequence parallelism, 1F1B, ZeRO 0 or 1, flash attention, no recompute.
 Scenario ultrascale_scenario(const CsvRow& r) {
@@ -246,6 +249,8 @@ Scenario ultrascale_scenario(const CsvRow& r) {
   s.training.global_batch = s.training.micro_batch * integer_or(r["grad_accum"], 1) * s.parallel.dp;
   return s;
 }
+
+namespace {
 
 // The sweep's "GPU memory as reported" is taken as the peak reserved pool of the worst rank.
 double reported_gib(const Estimate& est) {

@@ -1,0 +1,139 @@
+// `vramplan validate --throughput`: the step-time model against the Ultra-Scale Playbook sweep's
+// measured tokens/s per GPU and MFU; `--calibrate` refits the step-time constants.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/throughput_validation.h"
+#include "vramplan/roofline.h"
+
+namespace vramplan::cli {
+namespace {
+
+nlohmann::json constants_json(const StepTimeConstants& c) {
+  return {{"matmul_efficiency", c.matmul_efficiency},
+          {"attention_efficiency", c.attention_efficiency},
+          {"hbm_efficiency", c.hbm_efficiency},
+          {"kernel_overhead_s", c.kernel_overhead_s},
+          {"cpu_overhead_s", c.cpu_overhead_s},
+          {"collective_overhead_s", c.collective_overhead_s},
+          {"intra_bw_efficiency", c.intra_bw_efficiency},
+          {"inter_bw_efficiency", c.inter_bw_efficiency},
+          {"intra_latency_s", c.intra_latency_s},
+          {"inter_latency_s", c.inter_latency_s},
+          {"inter_p2p_latency_s", c.inter_p2p_latency_s}};
+}
+
+nlohmann::json report_json(const ThroughputReport& report) {
+  nlohmann::json out;
+  out["constants"] = constants_json(report.constants);
+  out["rows"] = nlohmann::json::array();
+  for (const ThroughputRow& r : report.rows) {
+    nlohmann::json row = {{"id", r.id},
+                          {"model", r.model},
+                          {"gpus", r.gpus},
+                          {"skipped", r.skipped},
+                          {"reason", r.reason},
+                          {"measured_tok_s_gpu", r.measured_tok_s},
+                          {"measured_mfu_pct", r.measured_mfu_pct}};
+    if (!r.skipped) {
+      row["predicted_tok_s_gpu"] = r.predicted_tok_s;
+      row["predicted_mfu_pct"] = r.predicted_mfu_pct;
+      row["tok_error_pct"] = r.tok_error_pct();
+      row["mfu_error_pct"] = r.mfu_error_pct();
+      row["step_time"] = step_time_to_json(r.predicted);
+    }
+    out["rows"].push_back(row);
+  }
+  for (const ThroughputSummary& s : report.summaries)
+    out["summaries"].push_back({{"model", s.model},
+                                {"fitted", s.fitted},
+                                {"rows", s.rows},
+                                {"skipped", s.skipped},
+                                {"median_abs_tok_pct", s.median_abs_tok_pct},
+                                {"p90_abs_tok_pct", s.p90_abs_tok_pct},
+                                {"bias_tok_pct", s.bias_tok_pct},
+                                {"median_abs_mfu_pct", s.median_abs_mfu_pct},
+                                {"spearman_tok", s.spearman_tok},
+                                {"spearman_mfu", s.spearman_mfu}});
+  for (const AccuracyTarget& t : report.targets)
+    out["targets"].push_back({{"name", t.name},
+                              {"value", t.value},
+                              {"target", t.target},
+                              {"at_most", t.at_most},
+                              {"met", t.met()}});
+  return out;
+}
+
+void print_table(const ThroughputReport& report, bool rows) {
+  if (rows) {
+    std::cout << fmt::format("{:<40} {:>5} {:>9} {:>9} {:>8} {:>7} {:>7} {:>8}\n", "run", "gpus",
+                             "tok/s", "predicted", "error", "MFU %", "pred.", "error");
+    for (const ThroughputRow& r : report.rows) {
+      if (r.skipped) {
+        std::cout << fmt::format("{:<40} {:>5} {:>9.0f} skipped: {}\n", r.id, r.gpus,
+                                 r.measured_tok_s, r.reason);
+        continue;
+      }
+      std::cout << fmt::format(
+          "{:<40} {:>5} {:>9.0f} {:>9.0f} {:>+7.1f}% {:>7.1f} {:>7.1f} {:>+7.1f}%\n", r.id, r.gpus,
+          r.measured_tok_s, r.predicted_tok_s, r.tok_error_pct(), r.measured_mfu_pct,
+          r.predicted_mfu_pct, r.mfu_error_pct());
+    }
+    std::cout << "\n";
+  }
+  std::cout << fmt::format("{:<6} {:<9} {:>5} {:>8} {:>11} {:>9} {:>8} {:>11} {:>10} {:>10}\n",
+                           "model", "constants", "rows", "skipped", "median|e|", "p90|e|", "bias",
+                           "MFU med|e|", "rho tok/s", "rho MFU");
+  for (const ThroughputSummary& s : report.summaries)
+    std::cout << fmt::format(
+        "{:<6} {:<9} {:>5} {:>8} {:>10.1f}% {:>8.1f}% {:>+7.1f}% {:>10.1f}% {:>10.3f} {:>10.3f}\n",
+        s.model, s.model == "all" ? "" : (s.fitted ? "fitted" : "held out"), s.rows, s.skipped,
+        s.median_abs_tok_pct, s.p90_abs_tok_pct, s.bias_tok_pct, s.median_abs_mfu_pct,
+        s.spearman_tok, s.spearman_mfu);
+  std::cout << "\n";
+  for (const AccuracyTarget& t : report.targets)
+    std::cout << fmt::format("{:<4} {:<52} {:>7.3f}  (target {} {})\n", t.met() ? "ok" : "MISS",
+                             t.name, t.value, t.at_most ? "<=" : ">=", t.target);
+}
+
+int run_calibration(const std::string& format) {
+  Result<Calibration> fit = calibrate_step_time(calibration_models());
+  if (!fit) return report_error(fit.error());
+  nlohmann::json out = {
+      {"models", fit->models},           {"rows", fit->rows},
+      {"evaluations", fit->evaluations}, {"start_objective", fit->start_objective},
+      {"objective", fit->objective},     {"constants", constants_json(fit->constants)}};
+  if (format == "json") {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format(
+        "Fitted on {} rows of {}: mean Cauchy loss of ln(predicted/measured) {:.4f} -> {:.4f} ({} "
+        "evaluations)\n{}\n",
+        fit->rows, fmt::format("{}", out["models"].dump()), fit->start_objective, fit->objective,
+        fit->evaluations, out["constants"].dump(2));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_validate_throughput(const std::string& format, bool rows, bool check, bool calibrate) {
+  if (calibrate) return run_calibration(format);
+  Result<ThroughputReport> report = validate_throughput();
+  if (!report) return report_error(report.error());
+  if (format == "json") {
+    std::cout << report_json(*report).dump(2) << "\n";
+  } else {
+    print_table(*report, rows);
+  }
+  if (!check) return 0;
+  int missed = 0;
+  for (const AccuracyTarget& t : report->targets) missed += !t.met();
+  if (missed > 0) std::cerr << fmt::format("vramplan: {} throughput target(s) missed\n", missed);
+  return missed > 0 ? 1 : 0;
+}
+
+}  // namespace vramplan::cli
