@@ -19,6 +19,8 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$
 
 echo "== benchmark (numbers only)"
 build/estimate_bench --benchmark_min_time=0.05
+build/planner_bench --benchmark_min_time=0.05
+build/step_time_bench --benchmark_min_time=0.05
 
 echo "== load test of vramplan serve (numbers only)"
 bench/load_test.sh build/vramplan 2
