@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "server/plan.h"
 #include "server/static_assets.h"
 
 namespace vramplan::server {
@@ -16,6 +17,8 @@ constexpr Route kApiRoutes[] = {
     {"GET", "/api/models", handle_models}, {"GET", "/api/models/{name}", handle_model_config},
     {"GET", "/api/gpus", handle_gpus},     {"POST", "/api/estimate", handle_estimate},
     {"POST", "/api/sweep", handle_sweep},
+    {"POST", "/api/plan", handle_plan},
+    {"GET", "/api/plan/options", handle_plan_options},
 };
 
 // "/a/b/" -> "/a/b": a trailing slash names the same resource.
