@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "vramplan/planner.h"
 #include "vramplan/scenario_io.h"
@@ -21,12 +22,12 @@ const char* plan_kind_name(OptionKind kind) {
 
 json plan_options_json() {
   json options = json::array();
-  options.push_back({{"key", "gpus"},
-                     {"flag", flag_name("gpus")},
-                     {"kind", "integer"},
-                     {"default", "required"},
-                     {"help", fmt::format("GPUs to plan for (the server takes 1 to {})",
-                                          kMaxPlanGpus)}});
+  options.push_back(
+      {{"key", "gpus"},
+       {"flag", flag_name("gpus")},
+       {"kind", "integer"},
+       {"default", "required"},
+       {"help", fmt::format("GPUs to plan for (the server takes 1 to {})", kMaxPlanGpus)}});
   for (const PlanOption& o : plan_options()) {
     std::string help = o.help;
     if (std::string(o.key) == "threads")
@@ -39,8 +40,9 @@ json plan_options_json() {
                        {"help", help}});
   }
   return {{"options", std::move(options)},
-          {"scenario_options", "every key of GET /api/options; layout keys (tp, pp, dp, "
-                               "micro_batch, zero, ...) given fix that dimension of the search"},
+          {"scenario_options",
+           "every key of GET /api/options; layout keys (tp, pp, dp, "
+           "micro_batch, zero, ...) given fix that dimension of the search"},
           {"required", {"model (or model_config / architecture keys)", "gpus", "global_batch"}},
           {"limits", {{"max_gpus", kMaxPlanGpus}, {"max_threads", kMaxPlanThreads}}}};
 }
@@ -69,8 +71,9 @@ Response handle_plan(const Request& request) {
   if (!settings) return error_response(settings.error());
   Result<PlanRequest> plan_request = plan_request_from_settings(*settings, refuse_files);
   if (!plan_request) return error_response(plan_request.error());
-  if (auto error = bound_search(*plan_request)) return error_response(*error);
-  Result<PlanResult> result = plan(*plan_request);
+  PlanRequest bounded = std::move(plan_request).value();
+  if (auto error = bound_search(bounded)) return error_response(*error);
+  Result<PlanResult> result = plan(bounded);
   if (!result) return error_response(result.error());
   return json_response(plan_to_json(*result), 200, wants_pretty(request));
 }

@@ -23,7 +23,7 @@ export const MAIN_FIELDS: PlanField[] = [
     key: 'gpus',
     label: 'GPUs',
     kind: 'integer',
-    help: 'GPUs to split (required; the server takes up to 16384)',
+    help: 'GPUs to split (required; the server takes up to 4096)',
     initial: '16',
   },
   { key: 'gpu', label: 'GPU type', kind: 'choice', help: 'from the GPU catalog' },
