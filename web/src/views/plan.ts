@@ -371,7 +371,7 @@ class PlanPage {
       {
         href: `${window.location.pathname}${scenarioToQuery(candidate.scenario, 'training')}`,
         class: 'open-estimate',
-        'aria-label': `Open layout ${rank} (${candidate.layout}) in the estimate view`,
+        'aria-label': `open in estimate view: layout ${rank}, ${candidate.layout}`,
       },
       'open in estimate view',
     );
