@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "server/plan.h"
 #include "server/static_assets.h"
 
 namespace vramplan::server {
@@ -12,10 +13,15 @@ namespace {
 using nlohmann::json;
 
 constexpr Route kApiRoutes[] = {
-    {"GET", "/api/health", handle_health}, {"GET", "/api/options", handle_options},
-    {"GET", "/api/models", handle_models}, {"GET", "/api/models/{name}", handle_model_config},
-    {"GET", "/api/gpus", handle_gpus},     {"POST", "/api/estimate", handle_estimate},
+    {"GET", "/api/health", handle_health},
+    {"GET", "/api/options", handle_options},
+    {"GET", "/api/models", handle_models},
+    {"GET", "/api/models/{name}", handle_model_config},
+    {"GET", "/api/gpus", handle_gpus},
+    {"POST", "/api/estimate", handle_estimate},
     {"POST", "/api/sweep", handle_sweep},
+    {"POST", "/api/plan", handle_plan},
+    {"GET", "/api/plan/options", handle_plan_options},
 };
 
 // "/a/b/" -> "/a/b": a trailing slash names the same resource.

@@ -186,6 +186,58 @@ estimate_matches custom '{"hidden_size": 2048, "num_layers": 16, "num_heads": 16
 estimate_matches inline "{\"model_config\": $(cat "$VRAMPLAN_SOURCE_DIR/data/models/gpt2.json"),
   \"micro_batch\": 4}"
 
+case_name "plan = CLI: vramplan plan --format json"
+# On one thread the search is deterministic but for its timing (stats.seconds).
+printf '%s' '{"model": "Llama-3.1-8B", "gpus": 16, "gpu": "h100-80gb", "seq_len": 4096,
+  "global_batch": 64, "top": 4, "threads": 1}' >"$TEST_TMP/plan.scenario.json"
+"$VRAMPLAN" plan --scenario "$TEST_TMP/plan.scenario.json" --format json >"$TEST_TMP/plan.cli.json"
+request POST /api/plan "$TEST_TMP/plan.scenario.json"
+expect_status 200
+expect_json_sane
+expect_json "len(d['candidates']) == 4 and d['evaluated'] > 0 and d['why']"
+untimed() { python3 -c 'import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8")); del d["stats"]["seconds"]
+json.dump(d, open(sys.argv[2], "w", encoding="utf-8"))' "$1" "$2"; }
+untimed "$RUN_OUT_FILE" "$TEST_TMP/plan.api.untimed.json"
+untimed "$TEST_TMP/plan.cli.json" "$TEST_TMP/plan.cli.untimed.json"
+same_json "/api/plan = vramplan plan --format json" "$TEST_TMP/plan.api.untimed.json" \
+  "$TEST_TMP/plan.cli.untimed.json"
+# The winner's scenario, estimated, has the peak the planner reported for it.
+python3 -c 'import json, sys
+print(json.dumps(json.load(open(sys.argv[1]))["candidates"][0]["scenario"]))' "$RUN_OUT_FILE" \
+  >"$TEST_TMP/plan.top.json"
+TOP_DEVICE=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["candidates"][0]["peak"]["device_bytes"])' "$RUN_OUT_FILE")
+request POST /api/estimate "$TEST_TMP/plan.top.json"
+expect_status 200
+expect_json "d['peak']['device_bytes'] == $TOP_DEVICE"
+
+case_name "plan options"
+request GET /api/plan/options
+expect_status 200
+expect_json "[o['key'] for o in d['options']][:2] == ['gpus', 'gpus_per_node']"
+expect_json "d['limits']['max_gpus'] == 4096 and d['limits']['max_threads'] >= 1"
+
+case_name "plan errors name the field"
+post /api/plan '{"model": "Llama-3.1-8B", "gpus": 0, "global_batch": 64}'
+expect_error 400 gpus
+post /api/plan '{"model": "Llama-3.1-8B", "gpus": 16}'
+expect_error 400 global_batch
+post /api/plan '{"model": "Llama-3.1-8B", "gpus": 16, "global_batch": 64, "tp": 3}'
+expect_error 400 tp
+post /api/plan '{"model": "Llama-3.1-8B", "gpus": 16, "global_batch": 64, "top": 0}'
+expect_error 400 top
+post /api/plan '{"model": "Llama-3.1-8B", "gpus": 8192, "global_batch": 64}'
+expect_error 400 gpus
+post /api/plan '{"model": "Llama-3.1-8B", "gpus": 16, "global_batch": 64, "threads": 64}'
+expect_error 400 threads
+post /api/plan '{"model": "/etc/passwd", "gpus": 16, "global_batch": 64}'
+expect_error 400 model
+post /api/plan 'not json'
+expect_error 400 body
+request GET /api/plan
+expect_error 405 method
+
 case_name "sweep over listed values, one invalid"
 post /api/sweep '{"scenario": {"model": "Llama-3.1-8B"}, "vary": "tp", "values": [1, 2, 3, 4]}'
 expect_status 200

@@ -75,6 +75,8 @@ export const api = {
     call<Estimate>('/api/estimate', postJson(scenario, signal)),
   sweep: (body: SweepRequest, signal?: AbortSignal) =>
     call<unknown>('/api/sweep', postJson(body, signal)),
+  plan: <T>(settings: Scenario, signal?: AbortSignal) =>
+    call<T>('/api/plan', postJson(settings, signal)),
 };
 
 export interface SweepRequest {

@@ -1,0 +1,86 @@
+#include "server/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "vramplan/planner.h"
+#include "vramplan/scenario_io.h"
+
+namespace vramplan::server {
+namespace {
+
+using nlohmann::json;
+
+const char* plan_kind_name(OptionKind kind) {
+  return kind == OptionKind::kNumber ? "number" : "integer";
+}
+
+json plan_options_json() {
+  json options = json::array();
+  options.push_back(
+      {{"key", "gpus"},
+       {"flag", flag_name("gpus")},
+       {"kind", "integer"},
+       {"default", "required"},
+       {"help", fmt::format("GPUs to plan for (the server takes 1 to {})", kMaxPlanGpus)}});
+  for (const PlanOption& o : plan_options()) {
+    std::string help = o.help;
+    if (std::string(o.key) == "threads")
+      help += fmt::format(" (the server takes 0 to {}; 0 means up to {})", kMaxPlanThreads,
+                          kMaxPlanThreads);
+    options.push_back({{"key", o.key},
+                       {"flag", flag_name(o.key)},
+                       {"kind", plan_kind_name(o.kind)},
+                       {"default", o.default_text},
+                       {"help", help}});
+  }
+  return {{"options", std::move(options)},
+          {"scenario_options",
+           "every key of GET /api/options; layout keys (tp, pp, dp, "
+           "micro_batch, zero, ...) given fix that dimension of the search"},
+          {"required", {"model (or model_config / architecture keys)", "gpus", "global_batch"}},
+          {"limits", {{"max_gpus", kMaxPlanGpus}, {"max_threads", kMaxPlanThreads}}}};
+}
+
+// The server's bounds on a search request (see plan.h); 0 threads becomes the bounded default.
+std::optional<Error> bound_search(PlanRequest& request) {
+  if (request.gpus > kMaxPlanGpus)
+    return Error{"gpus", std::to_string(request.gpus),
+                 fmt::format("an integer from 1 to {} on the server", kMaxPlanGpus),
+                 "larger searches are for `vramplan plan` on the command line"};
+  if (request.threads > kMaxPlanThreads)
+    return Error{"threads", std::to_string(request.threads),
+                 fmt::format("0 (up to {}) to {} on the server", kMaxPlanThreads, kMaxPlanThreads),
+                 "the server bounds the threads one search may take"};
+  if (request.threads == 0) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    request.threads = std::min(cores, kMaxPlanThreads);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Response handle_plan(const Request& request) {
+  Result<json> settings = parse_json_object(request);
+  if (!settings) return error_response(settings.error());
+  Result<PlanRequest> plan_request = plan_request_from_settings(*settings, refuse_files);
+  if (!plan_request) return error_response(plan_request.error());
+  PlanRequest bounded = std::move(plan_request).value();
+  if (auto error = bound_search(bounded)) return error_response(*error);
+  Result<PlanResult> result = plan(bounded);
+  if (!result) return error_response(result.error());
+  return json_response(plan_to_json(*result), 200, wants_pretty(request));
+}
+
+Response handle_plan_options(const Request& request) {
+  static const json options = plan_options_json();
+  return json_response(options, 200, wants_pretty(request));
+}
+
+}  // namespace vramplan::server

@@ -1,0 +1,160 @@
+// The plan view against the real `vramplan serve`: the top layouts shown are /api/plan's answer,
+// a bad GPU count shows the core's error beside the field, and a candidate's "open in estimate
+// view" link opens the training view on the same peak as /api/estimate for its scenario.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, test } from 'node:test';
+import {
+  accessibilityViolations,
+  launchBrowser,
+  postApi,
+  screenshot,
+  settled,
+  startServer,
+} from './lib.mjs';
+
+// Llama-3.1-8B on 16 H100: a search of thousands of layouts, well under a second.
+const SEARCH = {
+  model: 'Llama-3.1-8B',
+  gpus: 16,
+  gpu: 'h100-80gb',
+  seq_len: 4096,
+  global_batch: 64,
+  top: 5,
+};
+
+let server;
+let browser;
+let page;
+const pageErrors = [];
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+  browser.context.on('weberror', (error) => pageErrors.push(error.error().message));
+  page = await browser.context.newPage();
+});
+
+afterEach(() => {
+  assert.deepEqual(pageErrors.splice(0), [], 'errors in the page');
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+/** Waits until the search the page started has answered (results or an error). */
+async function searched() {
+  await page.waitForFunction(() => {
+    const results = document.getElementById('plan-results');
+    return results && !results.hasAttribute('aria-busy');
+  });
+}
+
+/** The table as shown: layout, tokens/s text and value, peak bytes, per row. */
+async function shownRows() {
+  return page.locator('#plan-table tbody tr').evaluateAll((rows) =>
+    rows.map((row) => ({
+      layout: row.querySelector('td.layout').textContent,
+      tokensText: row.querySelector('td.tokens').textContent,
+      tokens: Number(row.querySelector('td.tokens').getAttribute('data-value')),
+      deviceBytes: Number(row.querySelector('td.peak').getAttribute('data-bytes')),
+      link: row.querySelector('a.open-estimate').getAttribute('href'),
+    })),
+  );
+}
+
+test('a search shows the top layouts /api/plan answers', async () => {
+  await page.goto(`${server.url}?view=plan`);
+  await page.selectOption('#plan-model', SEARCH.model);
+  await page.selectOption('#plan-gpu', SEARCH.gpu);
+  for (const key of ['gpus', 'seq_len', 'global_batch', 'top'])
+    await page.fill(`#plan-${key}`, String(SEARCH[key]));
+  await page.click('#plan-run');
+  await searched();
+  await page.locator('#plan-table').waitFor();
+
+  const api = await postApi(server.url, '/api/plan', SEARCH);
+  assert.equal(api.status, 200, JSON.stringify(api.body));
+  const rows = await shownRows();
+  assert.equal(rows.length, api.body.candidates.length);
+  assert.ok(rows.length > 0);
+  rows.forEach((row, i) => {
+    const candidate = api.body.candidates[i];
+    assert.equal(row.layout, candidate.layout, `layout ${i + 1}`);
+    assert.equal(row.tokens, candidate.tokens_per_s_per_gpu, `tokens/s ${i + 1}`);
+    assert.equal(
+      row.tokensText,
+      Math.round(candidate.tokens_per_s_per_gpu).toLocaleString('en-US'),
+      `tokens/s text ${i + 1}`,
+    );
+    assert.equal(row.deviceBytes, candidate.peak.device_bytes, `peak ${i + 1}`);
+  });
+  assert.equal(await page.locator('#plan-why').textContent(), api.body.why);
+  assert.match(
+    await page.locator('#plan-status').textContent(),
+    new RegExp(`^${api.body.evaluated.toLocaleString('en-US')} layouts evaluated`),
+  );
+  assert.equal(await page.locator('#plan-chart').count(), 1);
+
+  // The URL holds the inputs: reopening it reruns the same search.
+  const shared = new URL(page.url());
+  assert.equal(shared.searchParams.get('view'), 'plan');
+  assert.equal(shared.searchParams.get('gpus'), String(SEARCH.gpus));
+  assert.equal(shared.searchParams.get('global_batch'), String(SEARCH.global_batch));
+  await page.goto(shared.href);
+  await searched();
+  await page.locator('#plan-table').waitFor();
+  assert.equal((await shownRows())[0].layout, api.body.candidates[0].layout);
+
+  assert.deepEqual(await accessibilityViolations(page), []);
+  await screenshot(page, 'plan-view');
+});
+
+test('an invalid GPU count shows the core error beside the field', async () => {
+  await page.fill('#plan-gpus', '0');
+  await page.click('#plan-run');
+  await searched();
+  const api = await postApi(server.url, '/api/plan', { ...SEARCH, gpus: 0 });
+  assert.equal(api.status, 400);
+  assert.equal(api.body.error.field, 'gpus');
+  const message = page.locator('#plan-gpus-error');
+  await message.waitFor({ state: 'visible' });
+  assert.equal(await message.textContent(), api.body.error.message);
+  assert.equal(await page.locator('#plan-gpus').getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.locator('#plan-table').count(), 0, 'no stale results are shown');
+  await page.fill('#plan-gpus', String(SEARCH.gpus));
+  await page.click('#plan-run');
+  await searched();
+  await page.locator('#plan-table').waitFor();
+  assert.equal(await message.isVisible(), false);
+});
+
+test("a candidate's estimate link opens the training view on the same peak", async () => {
+  const rows = await shownRows();
+  const second = rows[Math.min(1, rows.length - 1)];
+  await page.click(`#plan-table tbody tr[data-rank="${rows.indexOf(second) + 1}"] a.open-estimate`);
+  await page.waitForURL(/view=training/);
+  await settled(page);
+  const scenario = (await postApi(server.url, '/api/plan', SEARCH)).body.candidates[
+    rows.indexOf(second)
+  ].scenario;
+  const estimate = await postApi(server.url, '/api/estimate', scenario);
+  assert.equal(estimate.status, 200, JSON.stringify(estimate.body));
+  assert.equal(estimate.body.peak.device_bytes, second.deviceBytes, 'planner peak = estimate');
+  const shown = Number(await page.locator('#peak-device').getAttribute('data-bytes'));
+  assert.equal(shown, estimate.body.peak.device_bytes);
+});
+
+test('the plan view works on a phone', async () => {
+  const phone = await browser.context.newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await phone.goto(`${server.url}?view=plan&model=Llama-3.1-8B&gpus=16&global_batch=64`);
+  await phone.waitForFunction(() => document.querySelector('#plan-table tbody tr'));
+  const overflow = await phone.evaluate(
+    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  );
+  assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+  await screenshot(phone, 'plan-view-phone');
+  await phone.close();
+});

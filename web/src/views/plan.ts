@@ -1,0 +1,441 @@
+// The plan view: a model, a GPU count and a batch in; the fastest parallel layouts that fit out
+// (POST /api/plan, the same search as `vramplan plan`). A search takes from milliseconds to
+// seconds, so it runs on the Run button, shows that it is searching, and drops answers to
+// older requests.
+
+import { TransportError, api, type ApiResult } from '../api';
+import { Chart } from '../charts';
+import { el, replace } from '../dom';
+import { exactBytes } from '../format';
+import { LatestOnly } from '../live';
+import { scenarioToQuery, toText } from '../scenario';
+import type { ApiError, Scenario } from '../types';
+import {
+  ALL_FIELDS,
+  FIXED_FIELDS,
+  MAIN_FIELDS,
+  mfuText,
+  peakText,
+  planSettings,
+  stepText,
+  tokensText,
+  type PlanAnswer,
+  type PlanCandidate,
+  type PlanField,
+} from './plan_data';
+import type { View, ViewHost } from './view';
+
+export const planView: View = {
+  id: 'plan',
+  title: 'Plan',
+  mount(container, host) {
+    new PlanPage(container, host);
+  },
+};
+
+const DEFAULTS: Record<string, string> = { model: 'Llama-3.1-8B', gpu: 'h100-80gb' };
+
+class PlanPage {
+  private readonly inputs = new Map<string, HTMLInputElement | HTMLSelectElement>();
+  private readonly errors = new Map<string, HTMLElement>();
+  private readonly formError = el('p', {
+    class: 'field-error form-error',
+    id: 'plan-form-error',
+    role: 'alert',
+    hidden: true,
+  });
+  private readonly status = el('p', { class: 'status', id: 'plan-status', 'aria-live': 'polite' });
+  private readonly results = el('section', {
+    id: 'plan-results',
+    class: 'results',
+    'aria-label': 'Plan results',
+  });
+  private readonly runButton = el('button', { type: 'submit', id: 'plan-run' }, 'Run search');
+  private readonly cancelButton = el(
+    'button',
+    { type: 'button', id: 'plan-cancel', class: 'secondary', hidden: true },
+    'Cancel',
+  );
+  private readonly requests = new LatestOnly<ApiResult<PlanAnswer>>();
+  private chart: Chart | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    container: HTMLElement,
+    private readonly host: ViewHost,
+  ) {
+    this.cancelButton.addEventListener('click', () => this.cancel());
+    const form = el(
+      'form',
+      { class: 'plan-form', 'aria-label': 'Plan inputs', novalidate: true },
+      el('fieldset', {}, el('legend', { class: 'subgroup' }, 'Search'), this.fields(MAIN_FIELDS)),
+      el(
+        'details',
+        { class: 'group' },
+        el('summary', {}, 'Fix dimensions (optional; empty ones are searched)'),
+        el('fieldset', {}, this.fields(FIXED_FIELDS)),
+      ),
+      this.formError,
+      el('div', { class: 'toolbar' }, this.runButton, this.cancelButton),
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void this.run();
+    });
+    replace(
+      container,
+      el(
+        'div',
+        { class: 'training-view plan-view' },
+        el(
+          'aside',
+          { class: 'inputs', 'aria-label': 'Inputs' },
+          el('h2', {}, 'Plan a layout'),
+          form,
+        ),
+        el('div', { class: 'outputs' }, this.status, this.results),
+      ),
+    );
+    this.load(host.initial);
+    void this.run();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Inputs
+
+  private fields(fields: PlanField[]): HTMLElement {
+    return el(
+      'div',
+      { class: 'fields' },
+      fields.map((f) => this.field(f)),
+    );
+  }
+
+  private field(field: PlanField): HTMLElement {
+    const id = `plan-${field.key}`;
+    const control = this.control(field, id);
+    control.setAttribute('aria-describedby', `${id}-help ${id}-error`);
+    control.addEventListener('change', () => this.host.publish(this.settings()));
+    this.inputs.set(field.key, control);
+    const error = el('p', { class: 'field-error', id: `${id}-error`, hidden: true });
+    this.errors.set(field.key, error);
+    return el(
+      'div',
+      { class: 'field' },
+      el('label', { for: id }, field.label),
+      control,
+      el('span', { class: 'help', id: `${id}-help` }, field.help),
+      error,
+    );
+  }
+
+  private control(field: PlanField, id: string): HTMLInputElement | HTMLSelectElement {
+    if (field.key === 'model')
+      return this.select(
+        id,
+        this.host.data.presets.map((p) => [p.name, p.name]),
+        null,
+      );
+    if (field.key === 'gpu')
+      return this.select(
+        id,
+        this.host.data.gpus.map((g) => [g.id, g.name]),
+        null,
+      );
+    if (field.kind === 'choice')
+      return this.select(
+        id,
+        (field.choices ?? []).map((c) => [c, c]),
+        'any (searched)',
+      );
+    return el('input', {
+      type: 'text',
+      id,
+      name: field.key,
+      inputmode: field.kind === 'integer' ? 'numeric' : 'decimal',
+      autocomplete: 'off',
+      placeholder: field.kind === 'integer' || field.kind === 'number' ? 'default' : '',
+    });
+  }
+
+  private select(id: string, choices: [string, string][], anyLabel: string | null) {
+    return el(
+      'select',
+      { id, name: id.replace(/^plan-/, '') },
+      anyLabel === null ? null : el('option', { value: '' }, anyLabel),
+      choices.map(([value, text]) => el('option', { value }, text)),
+    );
+  }
+
+  /** Fills the inputs from a shared link, or the defaults for a new view. */
+  private load(initial: Scenario): void {
+    const fromLink = Object.keys(initial).length > 0;
+    for (const field of ALL_FIELDS) {
+      const control = this.inputs.get(field.key)!;
+      const given = initial[field.key];
+      const text =
+        given !== undefined
+          ? toText(given)
+          : fromLink
+            ? (DEFAULTS[field.key] ?? '')
+            : (DEFAULTS[field.key] ?? field.initial ?? '');
+      if (control instanceof HTMLSelectElement && text !== '' && !hasOption(control, text))
+        control.append(el('option', { value: text }, text));
+      control.value = text;
+    }
+  }
+
+  private settings(): Scenario {
+    const values: Record<string, string> = {};
+    for (const [key, control] of this.inputs) values[key] = control.value;
+    return planSettings(values);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Searching
+
+  private async run(): Promise<void> {
+    const settings = this.settings();
+    this.host.publish(settings);
+    this.showError(null);
+    this.searching(true);
+    let outcome;
+    try {
+      outcome = await this.requests.run((signal) => api.plan<PlanAnswer>(settings, signal));
+    } catch (error) {
+      this.searching(false);
+      this.showError({
+        field: '',
+        value: '',
+        accepted: '',
+        reason: '',
+        message: error instanceof TransportError ? error.message : String(error),
+      });
+      return;
+    }
+    if (!outcome.current) return;
+    this.searching(false);
+    if (!outcome.value.ok) {
+      this.showError(outcome.value.error);
+      replace(this.results);
+      this.status.textContent = 'No search: fix the input marked above.';
+      return;
+    }
+    this.render(outcome.value.value);
+  }
+
+  private cancel(): void {
+    this.requests.cancel();
+    this.searching(false);
+    this.status.textContent = 'Search cancelled.';
+  }
+
+  private searching(on: boolean): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.cancelButton.hidden = !on;
+    if (on) {
+      this.results.setAttribute('aria-busy', 'true');
+      this.results.classList.add('pending');
+      const started = performance.now();
+      const tick = () =>
+        (this.status.textContent = `Searching… ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      tick();
+      this.timer = setInterval(tick, 200);
+    } else {
+      this.results.removeAttribute('aria-busy');
+      this.results.classList.remove('pending');
+    }
+  }
+
+  private showError(error: ApiError | null): void {
+    for (const node of this.errors.values()) node.hidden = true;
+    for (const control of this.inputs.values()) control.removeAttribute('aria-invalid');
+    this.formError.hidden = true;
+    if (!error) return;
+    const beside = this.errors.get(error.field);
+    const target = beside ?? this.formError;
+    target.textContent = error.message;
+    target.hidden = false;
+    if (beside) {
+      beside.setAttribute('role', 'alert');
+      this.inputs.get(error.field)!.setAttribute('aria-invalid', 'true');
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Results
+
+  private render(answer: PlanAnswer): void {
+    const s = answer.stats;
+    this.status.textContent =
+      `${answer.evaluated.toLocaleString('en-US')} layouts evaluated in ${s.seconds.toFixed(3)} s ` +
+      `on ${s.threads} thread(s); ${s.fitting.toLocaleString('en-US')} fit.`;
+    const heading = el(
+      'p',
+      { class: 'hint' },
+      `${answer.model} on ${answer.gpus} × ${answer.gpu.name} (${answer.gpu.gpus_per_node} per node); `,
+      `limit ${peakText(answer.limit_bytes, answer.gpu.usable_bytes).replace(' / ', ' GiB of ')} `,
+      `usable (headroom ${(answer.headroom * 100).toFixed(0)}%).`,
+    );
+    this.chart?.destroy();
+    this.chart = null;
+    if (answer.candidates.length === 0) {
+      replace(this.results, el('div', { class: 'card' }, heading, this.noFit(answer)));
+      return;
+    }
+    const canvas = el('canvas', {
+      id: 'plan-chart',
+      role: 'img',
+      'aria-label': `Tokens per second per GPU of the top ${answer.candidates.length} layouts`,
+    });
+    replace(
+      this.results,
+      el(
+        'div',
+        { class: 'card' },
+        el('h2', {}, 'Fastest layouts that fit'),
+        heading,
+        this.table(answer),
+      ),
+      el(
+        'div',
+        { class: 'card' },
+        el('h2', {}, 'Why this layout'),
+        el('p', { id: 'plan-why' }, answer.why),
+      ),
+      el(
+        'div',
+        { class: 'card' },
+        el('h2', {}, 'Tokens/s per GPU'),
+        el('div', { class: 'chart-box' }, canvas),
+      ),
+    );
+    this.chart = this.drawChart(canvas, answer.candidates);
+  }
+
+  private table(answer: PlanAnswer): HTMLElement {
+    const head = ['#', 'Layout', 'Peak device / limit', 'Step time', 'Tokens/s/GPU', 'MFU', ''];
+    return el(
+      'div',
+      { class: 'table-wrap' },
+      el(
+        'table',
+        { id: 'plan-table' },
+        el('caption', {}, `Top ${answer.candidates.length}, fastest first`),
+        el(
+          'thead',
+          {},
+          el(
+            'tr',
+            {},
+            head.map((h) => el('th', { scope: 'col' }, h)),
+          ),
+        ),
+        el(
+          'tbody',
+          {},
+          answer.candidates.map((c, i) =>
+            el(
+              'tr',
+              { 'data-rank': i + 1 },
+              el('td', { class: 'num' }, i + 1),
+              el('td', { class: 'layout' }, el('code', {}, c.layout)),
+              el(
+                'td',
+                {
+                  class: 'num peak',
+                  'data-bytes': c.peak.device_bytes,
+                  title: exactBytes(c.peak.device_bytes),
+                },
+                peakText(c.peak.device_bytes, answer.limit_bytes),
+              ),
+              el('td', { class: 'num' }, stepText(c.step_time_s)),
+              el(
+                'td',
+                { class: 'num tokens', 'data-value': c.tokens_per_s_per_gpu },
+                tokensText(c.tokens_per_s_per_gpu),
+              ),
+              el('td', { class: 'num' }, mfuText(c.mfu)),
+              el('td', {}, this.estimateLink(c, i + 1)),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  private estimateLink(candidate: PlanCandidate, rank: number): HTMLElement {
+    return el(
+      'a',
+      {
+        href: `${window.location.pathname}${scenarioToQuery(candidate.scenario, 'training')}`,
+        class: 'open-estimate',
+        'aria-label': `open in estimate view: layout ${rank}, ${candidate.layout}`,
+      },
+      'open in estimate view',
+    );
+  }
+
+  private noFit(answer: PlanAnswer): HTMLElement {
+    const miss = answer.closest_miss;
+    return el(
+      'div',
+      { class: 'invalid-note', id: 'plan-no-fit', role: 'status' },
+      el('p', {}, 'No layout fits.'),
+      miss
+        ? el(
+            'p',
+            {},
+            `The closest, `,
+            el('code', {}, miss.layout),
+            `, needs ${peakText(miss.peak.device_bytes, answer.limit_bytes)} per GPU. `,
+            this.estimateLink(miss, 1),
+          )
+        : null,
+      answer.suggestions.length
+        ? el(
+            'ul',
+            {},
+            answer.suggestions.map((tip) => el('li', {}, tip)),
+          )
+        : null,
+    );
+  }
+
+  private drawChart(canvas: HTMLCanvasElement, candidates: PlanCandidate[]): Chart {
+    return new Chart(canvas, {
+      type: 'bar',
+      data: {
+        labels: candidates.map((_, i) => `#${i + 1}`),
+        datasets: [
+          {
+            label: 'tokens/s per GPU',
+            data: candidates.map((c) => c.tokens_per_s_per_gpu),
+            backgroundColor: candidates.map((_, i) => (i === 0 ? '#1f77b4' : '#9ecae1')),
+          },
+        ],
+      },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            callbacks: {
+              title: (items) => candidates[items[0].dataIndex].layout,
+              label: (item) => `${tokensText(Number(item.raw))} tokens/s per GPU`,
+            },
+          },
+        },
+        scales: {
+          y: { beginAtZero: true, title: { display: true, text: 'tokens/s per GPU' } },
+        },
+      },
+    });
+  }
+}
+
+function hasOption(select: HTMLSelectElement, value: string): boolean {
+  return Array.from(select.options).some((o) => o.value === value);
+}

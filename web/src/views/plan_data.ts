@@ -1,0 +1,158 @@
+// The plan view's pure parts: which inputs it has, turning them into /api/plan settings, and
+// how a candidate's numbers are written. Kept apart from the DOM so Vitest can check them.
+
+import { coerce } from '../scenario';
+import { gibFixed, groupDigits, percent } from '../format';
+import type { OptionKind, Scenario } from '../types';
+
+/** One input of the plan form; `key` is the /api/plan setting (CLI flag with underscores). */
+export interface PlanField {
+  key: string;
+  label: string;
+  kind: OptionKind;
+  help: string;
+  /** For kind 'choice': the values offered besides "any" (an empty value, searched). */
+  choices?: string[];
+  /** Set in a new view; the user can clear it. */
+  initial?: string;
+}
+
+export const MAIN_FIELDS: PlanField[] = [
+  { key: 'model', label: 'Model', kind: 'choice', help: 'a preset (GET /api/models)' },
+  {
+    key: 'gpus',
+    label: 'GPUs',
+    kind: 'integer',
+    help: 'GPUs to split (required; the server takes up to 4096)',
+    initial: '16',
+  },
+  { key: 'gpu', label: 'GPU type', kind: 'choice', help: 'from the GPU catalog' },
+  {
+    key: 'gpus_per_node',
+    label: 'GPUs per node',
+    kind: 'integer',
+    help: 'tensor parallelism stays inside one node by default (default: 8)',
+  },
+  {
+    key: 'seq_len',
+    label: 'Sequence length',
+    kind: 'integer',
+    help: 'tokens per sequence',
+    initial: '4096',
+  },
+  {
+    key: 'global_batch',
+    label: 'Global batch',
+    kind: 'integer',
+    help: 'sequences per optimizer step (required)',
+    initial: '64',
+  },
+  {
+    key: 'headroom',
+    label: 'Headroom',
+    kind: 'number',
+    help: 'fraction of usable memory kept free (default: 0.1)',
+  },
+  {
+    key: 'max_tp',
+    label: 'Max TP',
+    kind: 'integer',
+    help: 'largest tensor-parallel degree (default: GPUs per node)',
+  },
+  { key: 'top', label: 'Top K', kind: 'integer', help: 'layouts to show (default: 5)' },
+];
+
+/** Dimensions the user may fix; empty ones are searched. */
+export const FIXED_FIELDS: PlanField[] = [
+  { key: 'tp', label: 'TP', kind: 'integer', help: 'tensor parallel' },
+  {
+    key: 'sequence_parallel',
+    label: 'Sequence parallel',
+    kind: 'choice',
+    help: 'with TP',
+    choices: ['true', 'false'],
+  },
+  { key: 'pp', label: 'PP', kind: 'integer', help: 'pipeline stages' },
+  { key: 'cp', label: 'CP', kind: 'integer', help: 'context parallel' },
+  { key: 'ep', label: 'EP', kind: 'integer', help: 'expert parallel (MoE)' },
+  { key: 'dp', label: 'DP', kind: 'integer', help: 'data parallel' },
+  { key: 'micro_batch', label: 'Micro-batch', kind: 'integer', help: 'sequences per micro-batch' },
+  {
+    key: 'recompute',
+    label: 'Recompute',
+    kind: 'choice',
+    help: 'activation recomputation',
+    choices: ['none', 'selective', 'full'],
+  },
+  {
+    key: 'zero',
+    label: 'ZeRO stage',
+    kind: 'choice',
+    help: 'optimizer/gradient/parameter sharding',
+    choices: ['0', '1', '2', '3'],
+  },
+];
+
+export const ALL_FIELDS = [...MAIN_FIELDS, ...FIXED_FIELDS];
+
+/**
+ * The /api/plan body from the inputs' text: empty inputs are left out (the planner's default or
+ * a searched dimension); numbers are typed when clean, anything else is sent as typed so that the
+ * core answers with its own error naming the field.
+ */
+export function planSettings(values: Record<string, string>): Scenario {
+  const settings: Scenario = {};
+  for (const field of ALL_FIELDS) {
+    const text = (values[field.key] ?? '').trim();
+    if (text === '') continue;
+    const kind = field.key === 'zero' ? 'integer' : field.kind === 'choice' ? 'text' : field.kind;
+    settings[field.key] =
+      field.key === 'sequence_parallel' ? coerce('bool', text) : coerce(kind, text);
+  }
+  return settings;
+}
+
+/** The /api/plan answer, as far as the view reads it (plan_to_json's stable keys). */
+export interface PlanCandidate {
+  rank?: number;
+  layout: string;
+  peak: { stage: string; allocated_bytes: number; reserved_bytes: number; device_bytes: number };
+  used_fraction?: number;
+  tokens_per_s_per_gpu: number;
+  mfu: number;
+  step_time_s: number;
+  scenario: Scenario;
+  over_bytes?: number;
+}
+
+export interface PlanAnswer {
+  model: string;
+  gpus: number;
+  gpu: { id: string; name: string; usable_bytes: number; gpus_per_node: number };
+  headroom: number;
+  limit_bytes: number;
+  evaluated: number;
+  stats: { evaluated: number; fitting: number; pruned: number; seconds: number; threads: number };
+  candidates: PlanCandidate[];
+  why: string;
+  closest_miss: PlanCandidate | null;
+  suggestions: string[];
+}
+
+/** Tokens per second per GPU as the CLI prints it: whole tokens with thousands separators. */
+export function tokensText(tokensPerSecond: number): string {
+  return groupDigits(Math.round(tokensPerSecond));
+}
+
+/** "61.2 / 71.4 GiB": the candidate's peak device memory against the planner's limit. */
+export function peakText(deviceBytes: number, limitBytes: number): string {
+  return `${gibFixed(deviceBytes, 1)} / ${gibFixed(limitBytes, 1)} GiB`;
+}
+
+export function stepText(seconds: number): string {
+  return `${seconds.toFixed(3)} s`;
+}
+
+export function mfuText(mfu: number): string {
+  return percent(mfu);
+}
