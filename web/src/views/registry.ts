@@ -1,6 +1,7 @@
 // Every view of the app, in the order of the navigation.
 
+import { inferenceView } from './inference';
 import { trainingView } from './training';
 import type { View } from './view';
 
-export const VIEWS: View[] = [trainingView];
+export const VIEWS: View[] = [trainingView, inferenceView];
