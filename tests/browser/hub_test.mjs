@@ -98,6 +98,9 @@ test('a gated model: the server’s refusal is shown beside the Hub field', asyn
   assert.equal(await page.locator('#f-model-error').textContent(), refused.body.error.message);
   assert.equal(await page.getAttribute('#f-hub-model', 'aria-invalid'), 'true');
   assert.equal(await page.locator('#infer-device').count(), 0, 'no numbers for a refused model');
+  // Typing alone changes nothing until Fetch, and the form says so.
+  await page.fill('#f-hub-model', `${MODEL}@v1.0`);
+  assert.match(await page.locator('#hub-pending').textContent(), /Press Fetch/);
   // A revision that does not exist, then a good id again.
   await fetchFromHub(`${MODEL}@no-such-branch`);
   await settled(page);
@@ -107,6 +110,7 @@ test('a gated model: the server’s refusal is shown beside the Hub field', asyn
   await settled(page);
   assert.equal(new URL(page.url()).searchParams.get('model'), `${MODEL}@v1.0`);
   assert.equal(await page.locator('#f-model-error').isVisible(), false);
+  assert.equal(await page.locator('#hub-pending').isVisible(), false);
 });
 
 test('training: the fetched model is estimated, peak and checkpoint as the API says', async () => {

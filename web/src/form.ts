@@ -83,6 +83,7 @@ export class ScenarioForm {
   private readonly hubInput: HTMLInputElement;
   private readonly hubButton: HTMLButtonElement;
   private readonly hubInfo: HTMLElement;
+  private readonly hubPending: HTMLElement;
   private readonly configArea: HTMLTextAreaElement;
   private readonly modelError: HTMLElement;
   private readonly formError: HTMLElement;
@@ -101,6 +102,7 @@ export class ScenarioForm {
       spellcheck: 'false',
       placeholder: 'org/name or org/name@revision',
       'aria-describedby': 'f-model-error f-hub-help',
+      oninput: () => this.showHubPending(),
       onkeydown: (e: Event) => {
         if ((e as KeyboardEvent).key !== 'Enter') return;
         e.preventDefault();
@@ -113,6 +115,7 @@ export class ScenarioForm {
       'Fetch',
     );
     this.hubInfo = el('div', { id: 'hub-info', class: 'hub-info', 'aria-live': 'polite' });
+    this.hubPending = el('p', { id: 'hub-pending', class: 'hint', hidden: true });
     this.configArea = el('textarea', {
       id: 'f-model_config',
       rows: 8,
@@ -381,6 +384,7 @@ export class ScenarioForm {
         'The server downloads the repository’s config.json (and reads its safetensors headers) ' +
           'and the scenario uses that id; gated models need a server started with --hub-token.',
       ),
+      this.hubPending,
       this.hubInfo,
     );
 
@@ -431,6 +435,18 @@ export class ScenarioForm {
     );
   }
 
+  /** Typing a new id does not change the scenario until Fetch: say so. */
+  private showHubPending(): void {
+    const typed = this.hubInput.value.trim();
+    // Not after a failed fetch of the same id: its error is shown instead.
+    const pending = typed !== '' && typed !== this.hubModel && typed !== this.hubError?.value;
+    this.hubPending.hidden = !pending;
+    this.hubPending.textContent = pending
+      ? `Press Fetch (or Enter) to use ${typed}` +
+        (this.hubModel ? `; the results are for ${this.hubModel}.` : '.')
+      : '';
+  }
+
   /** Fetch pressed: ask the server for the id; on success the scenario uses it. */
   private async fetchHub(): Promise<void> {
     const id = this.hubInput.value.trim();
@@ -443,6 +459,7 @@ export class ScenarioForm {
     const result = await this.describeHubModel(id);
     if (result === 'stale') return;
     this.hubModel = result === 'ok' ? id : null;
+    this.showHubPending();
     this.onChange();
   }
 
