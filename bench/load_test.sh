@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load test of `vramplan serve` on loopback: requests/s and latency percentiles of
-# POST /api/estimate under wrk (keep-alive connections), then the wall time of a 1,000-point
-# POST /api/sweep measured with curl. Prints numbers; asserts nothing about time.
+# POST /api/estimate and POST /api/infer under wrk (keep-alive connections), then the wall time
+# of a 1,000-point POST /api/sweep measured with curl. Prints numbers; asserts nothing about time.
 #
 # usage: bench/load_test.sh [path/to/vramplan] [seconds]   (default build/vramplan, 10 s)
 #   WRK_CONNECTIONS (default 8), WRK_THREADS (default 2), SERVER_THREADS (default: vramplan's)
@@ -34,10 +34,10 @@ echo "== machine: $(nproc) CPUs; server: $vramplan on $base; wrk: ${WRK_THREADS:
   "$connections connections, ${seconds}s"
 
 bench_estimate() {
-  local label="$1" scenario="$2"
+  local label="$1" scenario="$2" endpoint="${3:-/api/estimate}"
   local line
   line=$(VRAMPLAN_SCENARIO="$scenario" wrk -t"${WRK_THREADS:-2}" -c"$connections" -d"${seconds}s" \
-    -s bench/estimate_post.lua "$base/api/estimate" | grep '^RESULT')
+    -s bench/estimate_post.lua "$base$endpoint" | grep '^RESULT')
   # shellcheck disable=SC2086
   local $(echo "${line#RESULT }")
   printf '%-44s %8s req/s   p50 %6s us   p90 %6s us   p99 %6s us   max %7s us   errors %s\n' \
@@ -49,6 +49,14 @@ bench_estimate "Llama-3.1-8B, 8 GPUs, FSDP (dense)" \
   '{"model": "Llama-3.1-8B", "gpu": "h100-80gb", "gpus": 8, "seq_len": 8192, "global_batch": 64, "fsdp": "full_shard", "recompute": "selective"}'
 bench_estimate "DeepSeek-V3, 1024 GPUs, pp 16 (MoE, MLA)" \
   '{"model": "DeepSeek-V3", "gpus": 1024, "tp": 2, "pp": 16, "ep": 64, "seq_len": 4096, "global_batch": 2048, "first_stage_layers": 4, "last_stage_layers": 1}'
+
+echo "== POST /api/infer (serving memory, capacity at a fraction, fit over the catalog)"
+bench_estimate "Llama-3.1-70B, TP 4, fp8 KV, vLLM at 0.9" \
+  '{"model": "Llama-3.1-70B", "tp": 4, "kv_dtype": "fp8", "context": 32768, "gpu_memory_utilization": 0.9}' \
+  /api/infer
+bench_estimate "DeepSeek-V3, TP 8, fp8-block, SGLang 0.88" \
+  '{"model": "DeepSeek-V3", "tp": 8, "weight_dtype": "fp8-block", "mem_fraction_static": 0.88, "gpu": "h200-141gb"}' \
+  /api/infer
 
 echo "== POST /api/sweep, 1,000 points (seq_len 128..128000 step 128), 5 runs"
 sweep='{"scenario": {"model": "Llama-3.1-8B", "gpus": 8, "fsdp": "full_shard"}, "vary": "seq_len", "from": 128, "to": 128000, "step": 128}'

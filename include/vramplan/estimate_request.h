@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "vramplan/error.h"
@@ -23,6 +25,9 @@ struct SettingsEstimate {
 // The fit table for a peak of device_bytes: the chosen GPU ("h100-80gb" when none was chosen,
 // or a card of gpu_memory_gib), then every other catalog GPU.
 Result<std::vector<Fit>> fit_rows(const ResolvedScenario& resolved, int64_t device_bytes);
+// The same for a catalog id ("" = h100-80gb) or a card of gpu_memory_gib (serving uses it too).
+Result<std::vector<Fit>> fit_rows(const std::string& gpu, std::optional<double> gpu_memory_gib,
+                                  int64_t device_bytes);
 
 // resolve_scenario -> estimate -> fit_rows. Errors name the setting at fault. Pure and
 // thread-safe (read_file aside).

@@ -12,6 +12,7 @@
 #include "hub/hub_models.h"
 #include "vramplan/hardware.h"
 #include "vramplan/inference.h"
+#include "vramplan/inference_request.h"
 
 namespace vramplan::cli {
 namespace {
@@ -122,39 +123,20 @@ int terminal_width(int requested) {
   return 100;
 }
 
-// The chosen GPU (or the custom capacity) first, then the rest of the catalog.
-std::vector<Fit> fit_rows(const ResolvedInference& resolved, int64_t device_bytes) {
-  const GpuCatalog& catalog = builtin_gpus();
-  std::vector<Fit> rows;
-  if (resolved.gpu_memory_gib) {
-    rows.push_back(fit_on(custom_gpu(*resolved.gpu_memory_gib), device_bytes));
-  } else {
-    const Gpu* gpu = catalog.find(resolved.gpu.empty() ? "h100-80gb" : resolved.gpu);
-    if (gpu != nullptr) rows.push_back(fit_on(*gpu, device_bytes));
-  }
-  for (const Fit& f : fit_table(catalog, device_bytes))
-    if (rows.empty() || f.gpu != rows.front().gpu) rows.push_back(f);
-  return rows;
-}
-
 int run_infer(const InferArgs& args) {
   Result<nlohmann::json> settings = collect_settings(args);
   if (!settings) return report_infer_error(settings.error());
   const FileReader reader = [](const std::string& path) { return read_text_file(path, "model"); };
   hub::HubModels hub_models;  // --model org/name[@revision]: the Hugging Face Hub
-  Result<ResolvedInference> resolved =
-      resolve_inference(*settings, reader, hub_models.fetcher(reader));
-  if (!resolved) return report_infer_error(resolved.error());
-  Result<InferenceEstimate> result = estimate_inference(resolved->scenario);
+  Result<SettingsInference> result = infer_settings(*settings, reader, hub_models.fetcher(reader));
   if (!result) return report_infer_error(result.error());
-  InferenceEstimate est = std::move(result).value();
-  est.fit = fit_rows(*resolved, est.device_bytes);
-  est.warnings.insert(est.warnings.begin(), resolved->warnings.begin(), resolved->warnings.end());
+  SettingsInference answer = std::move(result).value();
+  InferenceEstimate& est = answer.estimate;
   const std::optional<nlohmann::json> checkpoint =
       hub_models.report(est.parameters.total, est.warnings);
-  const InferenceScenario& s = resolved->scenario;
+  const InferenceScenario& s = answer.resolved.scenario;
   if (args.format == "json") {
-    nlohmann::json out = inference_to_json(s, est);
+    nlohmann::json out = settings_inference_to_json(answer);
     if (checkpoint) out["checkpoint"] = *checkpoint;
     std::cout << out.dump(2) << "\n";
   } else if (args.format == "csv") {

@@ -5,10 +5,13 @@
 #include <atomic>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
+#include "hub/settings.h"
 #include "server/http_server.h"
+#include "server/hub_access.h"
 
 namespace vramplan::cli {
 namespace {
@@ -44,9 +47,24 @@ class ShutdownOnSignal {
   std::thread waiter_;
 };
 
-int run_serve(const server::ServerOptions& options) {
+// The Hub settings every request uses: the environment's (HF_ENDPOINT, the cache, offline mode,
+// timeouts), with the host's token only when --hub-token says so (see server/hub_access.h).
+std::optional<Error> configure_hub(bool send_token) {
+  Result<hub::HubSettings> from_env = hub::settings_from_environment();
+  if (!from_env) return from_env.error();
+  if (send_token && !from_env->token)
+    return Error{"--hub-token", "",
+                 "a token in HF_TOKEN, HUGGING_FACE_HUB_TOKEN or the file `huggingface-cli login` "
+                 "writes ($HF_TOKEN_PATH, default $HF_HOME/token)",
+                 "no Hugging Face token found on this machine"};
+  server::configure_hub(server::server_hub_settings(std::move(from_env).value(), send_token));
+  return std::nullopt;
+}
+
+int run_serve(const server::ServerOptions& options, bool send_hub_token) {
   // A client that disconnects mid-answer must cost that answer, not the process.
   signal(SIGPIPE, SIG_IGN);
+  if (std::optional<Error> error = configure_hub(send_hub_token)) return report_error(*error);
   server::HttpServer http(options);
   Result<int> port = http.bind();
   if (!port) {
@@ -69,10 +87,12 @@ int run_serve(const server::ServerOptions& options) {
 
 void add_serve_command(CLI::App& app, std::function<int()>* run) {
   auto options = std::make_shared<server::ServerOptions>();
+  auto send_hub_token = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "serve",
-      "Serve the web UI and the JSON API (POST /api/estimate, /api/sweep; GET /api/models, "
-      "/api/gpus, /api/options) on one port.");
+      "Serve the web UI and the JSON API (POST /api/estimate, /api/infer, /api/sweep; GET "
+      "/api/models, /api/gpus, /api/options, /api/infer/options, /api/hub/{org}/{name}) on one "
+      "port.");
   cmd->add_option("--host", options->host,
                   "address to listen on; 0.0.0.0 exposes the server to the network")
       ->capture_default_str();
@@ -83,7 +103,13 @@ void add_serve_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--threads", options->threads,
                   "worker threads (default: the hardware's, at least 8)")
       ->check(CLI::Range(1, 1024));
-  cmd->callback([run, options] { *run = [options] { return run_serve(*options); }; });
+  cmd->add_flag("--hub-token", *send_hub_token,
+                "send this machine's Hugging Face token (HF_TOKEN or `huggingface-cli login`) "
+                "when fetching Hub models for requests; without it the server sends none, so "
+                "gated and private models are refused");
+  cmd->callback([run, options, send_hub_token] {
+    *run = [options, send_hub_token] { return run_serve(*options, *send_hub_token); };
+  });
 }
 
 }  // namespace vramplan::cli

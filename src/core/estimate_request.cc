@@ -8,14 +8,18 @@
 namespace vramplan {
 
 Result<std::vector<Fit>> fit_rows(const ResolvedScenario& resolved, int64_t device_bytes) {
+  return fit_rows(resolved.gpu, resolved.gpu_memory_gib, device_bytes);
+}
+
+Result<std::vector<Fit>> fit_rows(const std::string& gpu_id, std::optional<double> gpu_memory_gib,
+                                  int64_t device_bytes) {
   const GpuCatalog& catalog = builtin_gpus();
   std::vector<Fit> rows;
-  if (resolved.gpu_memory_gib)
-    rows.push_back(fit_on(custom_gpu(*resolved.gpu_memory_gib), device_bytes));
-  const std::string chosen = resolved.gpu.empty() ? "h100-80gb" : resolved.gpu;
+  if (gpu_memory_gib) rows.push_back(fit_on(custom_gpu(*gpu_memory_gib), device_bytes));
+  const std::string chosen = gpu_id.empty() ? "h100-80gb" : gpu_id;
   const Gpu* gpu = catalog.find(chosen);
   if (gpu == nullptr) return Error{"gpu", chosen, catalog.ids(), "not in the GPU catalog"};
-  if (!resolved.gpu_memory_gib) rows.push_back(fit_on(*gpu, device_bytes));
+  if (!gpu_memory_gib) rows.push_back(fit_on(*gpu, device_bytes));
   for (const Fit& f : fit_table(catalog, device_bytes))
     if (f.gpu != rows.front().gpu) rows.push_back(f);
   return rows;

@@ -48,6 +48,28 @@ Error model_error(const ModelRef& ref, std::string reason) {
   return Error{"model", ref.text(), "", std::move(reason)};
 }
 
+HubFailure transport_failure(TransportFailure kind) {
+  switch (kind) {
+    case TransportFailure::kTimeout:
+      return HubFailure::kTimeout;
+    case TransportFailure::kTooLarge:
+      return HubFailure::kBadAnswer;
+    default:
+      return HubFailure::kUnreachable;
+  }
+}
+
+// Mirrors http_error(): the same status and X-Error-Code decide the message and the kind.
+HubFailure http_failure(const HttpResponse& r) {
+  const std::string code = r.header("x-error-code").value_or("");
+  if (code == "RevisionNotFound" || code == "RepoNotFound" ||
+      (r.status == 404 && code != "GatedRepo"))
+    return HubFailure::kNotFound;
+  if (r.status == 401 || r.status == 403) return HubFailure::kUnauthorized;
+  if (r.status == 429) return HubFailure::kRateLimited;
+  return HubFailure::kUpstreamError;
+}
+
 std::optional<std::string> read_local_header(const fs::path& path, std::string& why) {
   std::ifstream in(path, std::ios::binary);
   char first[8];
@@ -167,7 +189,8 @@ HubClient::Outcome HubClient::request(HttpClient& http, const ModelRef& ref,
     const bool token_sent = own_host && settings_.token.has_value();
     if (token_sent) req.headers.push_back("Authorization: Bearer " + *settings_.token);
     HttpOutcome outcome = http.get(req);
-    if (auto* e = std::get_if<TransportError>(&outcome)) return transport_error(ref, url, *e);
+    if (auto* e = std::get_if<TransportError>(&outcome))
+      return Failed{transport_error(ref, url, *e), transport_failure(e->kind)};
     HttpResponse& r = std::get<HttpResponse>(outcome);
     // As get_hf_file_metadata: the commit and ETag of the endpoint's own answer, before any
     // redirect to a CDN.
@@ -179,8 +202,10 @@ HubClient::Outcome HubClient::request(HttpClient& http, const ModelRef& ref,
     if (r.status >= 300 && r.status < 400) {
       const std::string next = resolve_location(url, r.header("location").value_or(""));
       if (next.empty())
-        return model_error(ref, fmt::format("{} redirected {} to an unusable address '{}'",
-                                            host_of(url), url, r.header("location").value_or("")));
+        return Failed{
+            model_error(ref, fmt::format("{} redirected {} to an unusable address '{}'",
+                                         host_of(url), url, r.header("location").value_or(""))),
+            HubFailure::kBadAnswer};
       url = next;
       continue;
     }
@@ -191,23 +216,28 @@ HubClient::Outcome HubClient::request(HttpClient& http, const ModelRef& ref,
     const std::string code = r.header("x-error-code").value_or("");
     if (r.status == 404 && (code == "EntryNotFound" || (code.empty() && own_host)))
       return MissingFile{r.header("x-repo-commit").value_or(answer.commit)};
-    return http_error(ref, url, r, token_sent);
+    return Failed{http_error(ref, url, r, token_sent), http_failure(r)};
   }
-  return model_error(ref, fmt::format("more than {} redirects fetching {}", kMaxRedirects,
-                                      file_url(settings_.endpoint, ref, filename)));
+  return Failed{model_error(ref, fmt::format("more than {} redirects fetching {}", kMaxRedirects,
+                                             file_url(settings_.endpoint, ref, filename))),
+                HubFailure::kBadAnswer};
 }
 
 FetchOutcome HubClient::download_json(const ModelRef& ref, const std::string& filename) {
   HttpRequest base = base_request();
   base.max_body_bytes = kMaxJsonBytes;
   Outcome outcome = request(*http_, ref, filename, base);
-  if (auto* e = std::get_if<Error>(&outcome)) return *e;
+  if (auto* failed = std::get_if<Failed>(&outcome)) {
+    last_failure_ = failed->kind;
+    return failed->error;
+  }
   if (auto* missing = std::get_if<MissingFile>(&outcome)) {
     cache_.record_missing(ref, missing->commit, filename);
     return *missing;
   }
   Answer& a = std::get<Answer>(outcome);
   const std::string url = file_url(settings_.endpoint, ref, filename);
+  last_failure_ = HubFailure::kBadAnswer;  // until the answer passes the checks below
   if (!nlohmann::json::accept(a.response.body))
     return model_error(ref, fmt::format("the answer for {} is not JSON ({}: \"{}\"); is "
                                         "HF_ENDPOINT ({}) a Hugging Face Hub?",
@@ -221,6 +251,7 @@ FetchOutcome HubClient::download_json(const ModelRef& ref, const std::string& fi
   if (!is_safe_etag(a.etag))
     return model_error(
         ref, fmt::format("the answer for {} has no usable ETag ('{}')", url, excerpt(a.etag)));
+  last_failure_ = HubFailure::kNone;
   FetchedFile file;
   file.commit = a.commit;
   auto stored = cache_.store(ref, a.commit, a.etag, filename, a.response.body);
@@ -233,6 +264,7 @@ FetchOutcome HubClient::download_json(const ModelRef& ref, const std::string& fi
 }
 
 FetchOutcome HubClient::fetch_json(const ModelRef& ref, const std::string& filename) {
+  last_failure_ = HubFailure::kNone;
   // A commit never changes; a branch or tag is taken as cached unless VRAMPLAN_HUB_REFRESH asks.
   const bool use_cache = settings_.offline || !settings_.refresh || is_commit_hash(ref.revision);
   if (std::optional<std::string> commit = use_cache ? cache_.commit_for(ref) : std::nullopt) {
@@ -242,21 +274,25 @@ FetchOutcome HubClient::fetch_json(const ModelRef& ref, const std::string& filen
     }
     if (cache_.known_missing(ref.repo_id, *commit, filename)) return MissingFile{*commit};
   }
-  if (settings_.offline)
+  if (settings_.offline) {
+    last_failure_ = HubFailure::kOffline;
     return model_error(ref, fmt::format("HF_HUB_OFFLINE is set and {} of {} at '{}' is not in the "
                                         "Hugging Face cache ({}); fetch it once with network",
                                         filename, ref.repo_id, ref.revision,
                                         cache_.repo_dir(ref.repo_id).string()));
+  }
   return download_json(ref, filename);
 }
 
 Result<FetchedFile> HubClient::fetch_config(const ModelRef& ref) {
   FetchOutcome outcome = fetch_json(ref, "config.json");
   if (auto* e = std::get_if<Error>(&outcome)) return *e;
-  if (std::holds_alternative<MissingFile>(outcome))
+  if (std::holds_alternative<MissingFile>(outcome)) {
+    last_failure_ = HubFailure::kNotFound;
     return model_error(ref, fmt::format("{} has no config.json at revision '{}' (or no such "
                                         "repository or revision on {})",
                                         ref.repo_id, ref.revision, settings_.endpoint));
+  }
   return std::get<FetchedFile>(std::move(outcome));
 }
 
@@ -267,7 +303,7 @@ std::variant<std::string, MissingFile, ReadFailure> HubClient::remote_header(
   base.range = std::pair<int64_t, int64_t>{0, kFirstHeaderRead - 1};
   base.max_body_bytes = kFirstHeaderRead;
   Outcome first = request(http, pinned, shard, base);
-  if (auto* e = std::get_if<Error>(&first)) return ReadFailure{e->reason};
+  if (auto* failed = std::get_if<Failed>(&first)) return ReadFailure{failed->error.reason};
   if (auto* m = std::get_if<MissingFile>(&first)) return *m;
   std::string bytes = std::move(std::get<Answer>(first).response.body);
   const std::optional<int64_t> length = safetensors_header_length(bytes);
@@ -277,7 +313,7 @@ std::variant<std::string, MissingFile, ReadFailure> HubClient::remote_header(
     base.range = std::pair<int64_t, int64_t>{0, needed - 1};
     base.max_body_bytes = needed;
     Outcome rest = request(http, pinned, shard, base);
-    if (auto* e = std::get_if<Error>(&rest)) return ReadFailure{e->reason};
+    if (auto* failed = std::get_if<Failed>(&rest)) return ReadFailure{failed->error.reason};
     if (auto* m = std::get_if<MissingFile>(&rest)) return *m;
     bytes = std::move(std::get<Answer>(rest).response.body);
     if (static_cast<int64_t>(bytes.size()) < needed)

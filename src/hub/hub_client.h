@@ -36,6 +36,22 @@ struct MissingFile {
 
 using FetchOutcome = std::variant<FetchedFile, MissingFile, Error>;
 
+// What kind of failure an error was, for front ends that answer with a status of their own (the
+// server maps these to HTTP statuses; the CLI only prints the message).
+enum class HubFailure {
+  kNone,
+  kInvalidId,      // not an org/name[@revision] the Hub accepts (no request was made)
+  kNotFound,       // no such repository, revision or config.json
+  kUnauthorized,   // gated or private: no token, or the token was refused (HTTP 401/403)
+  kRateLimited,    // HTTP 429
+  kOffline,        // HF_HUB_OFFLINE and the file is not in the cache
+  kUnreachable,    // connection or TLS failure
+  kTimeout,        // no answer within the time limit
+  kBadAnswer,      // an answer that is not the Hub's: not JSON, too large, no commit, redirects
+  kUpstreamError,  // the Hub answered HTTP 5xx or another unexpected status
+  kSettings,       // the environment's Hub settings are invalid
+};
+
 // Why a checkpoint header could not be read (a note for the user, not an error).
 struct ReadFailure {
   std::string reason;
@@ -57,6 +73,9 @@ class HubClient {
   // The model's config.json; a missing one is an error naming the model.
   Result<FetchedFile> fetch_config(const ModelRef& ref);
 
+  // The kind of the last error fetch_json / fetch_config returned (kNone after a success).
+  HubFailure last_failure() const { return last_failure_; }
+
   // Stored bytes and dtypes of the safetensors checkpoint at `commit`: from
   // model.safetensors.index.json and every shard's header, or model.safetensors's header alone;
   // headers come from the cache when the weights are there, else from HTTP Range requests.
@@ -69,7 +88,11 @@ class HubClient {
     std::string commit;  // X-Repo-Commit of the endpoint's answer
     std::string etag;    // X-Linked-Etag or ETag, normalised
   };
-  using Outcome = std::variant<Answer, MissingFile, Error>;
+  struct Failed {
+    Error error;
+    HubFailure kind;
+  };
+  using Outcome = std::variant<Answer, MissingFile, Failed>;
 
   HttpRequest base_request() const;  // timeouts and CA certificates from the settings
   Outcome request(HttpClient& http, const ModelRef& ref, const std::string& filename,
@@ -90,6 +113,7 @@ class HubClient {
   HubSettings settings_;
   HubCache cache_;
   std::unique_ptr<HttpClient> http_;
+  HubFailure last_failure_ = HubFailure::kNone;  // set on the calling thread only
 };
 
 // "W/\"abc\"" -> "abc" (huggingface_hub _normalize_etag).

@@ -553,6 +553,42 @@ TEST_F(HubClientTest, ALocalFileWinsOverAHubIdWhenFilesMayBeRead) {
   EXPECT_EQ(*from_hub, fixture_file("tiny-org/tiny-llama/main/config.json"));
 }
 
+TEST_F(HubClientTest, EachFailureHasItsKind) {
+  struct Case {
+    const char* model;
+    HubFailure kind;
+  };
+  for (const Case& c : {Case{"tiny-org/tiny-llama", HubFailure::kNone},
+                        Case{"gated-org/gated-llama", HubFailure::kUnauthorized},
+                        Case{"tiny-org/no-such-repo", HubFailure::kNotFound},
+                        Case{"tiny-org/tiny-llama@no-such-branch", HubFailure::kNotFound},
+                        Case{"tiny-org/no-config", HubFailure::kNotFound},
+                        Case{"tiny-org/not-json", HubFailure::kBadAnswer},
+                        Case{"tiny-org/loop", HubFailure::kBadAnswer},
+                        Case{"evil-org/no-commit", HubFailure::kBadAnswer},
+                        Case{"tiny-org/server-error", HubFailure::kUpstreamError},
+                        Case{"org/na..me", HubFailure::kInvalidId}}) {
+    HubModels models(settings());
+    (void)models.fetch_config(c.model);
+    EXPECT_EQ(models.failure(), c.kind) << c.model;
+  }
+  HubSettings unreachable = settings();
+  unreachable.endpoint = "http://127.0.0.1:9";
+  HubModels closed_port(unreachable);
+  EXPECT_FALSE(closed_port.fetch_config("tiny-org/tiny-sharded").ok());  // not cached yet
+  EXPECT_EQ(closed_port.failure(), HubFailure::kUnreachable);
+  HubSettings offline = settings();
+  offline.offline = true;
+  HubModels cache_only(offline);
+  EXPECT_FALSE(cache_only.fetch_config("tiny-org/big-header").ok());
+  EXPECT_EQ(cache_only.failure(), HubFailure::kOffline);
+  HubSettings impatient = settings();
+  impatient.total_timeout_s = 0.5;
+  HubModels slow(impatient);
+  EXPECT_FALSE(slow.fetch_config("tiny-org/slow").ok());
+  EXPECT_EQ(slow.failure(), HubFailure::kTimeout);
+}
+
 TEST_F(HubClientTest, ModelsRefuseBadIdsBeforeAnyNetwork) {
   HubModels models(settings());
   for (const char* bad : {"https://evil.example/x/y", "a/b/c", "org/na..me", "org/name@a b"}) {

@@ -23,12 +23,16 @@ Result<HubClient*> HubModels::client() {
 }
 
 Result<std::string> HubModels::fetch_config(const std::string& model) {
+  failure_ = HubFailure::kInvalidId;
   Result<ModelRef> ref = parse_model_ref(model);
   if (!ref) return ref.error();
+  failure_ = HubFailure::kSettings;
   Result<HubClient*> hub = client();
   if (!hub) return hub.error();
   Result<FetchedFile> file = (*hub)->fetch_config(*ref);
+  failure_ = (*hub)->last_failure();
   if (!file) return file.error();
+  failure_ = HubFailure::kNone;
   fetched_ = Fetched{*ref, *file};
   return file->content;
 }

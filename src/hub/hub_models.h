@@ -33,6 +33,13 @@ class HubModels {
   // config.json of a Hub id "org/name[@revision]"; errors name "model".
   Result<std::string> fetch_config(const std::string& model);
 
+  // What the last failed fetch_config was (kNone when it succeeded or none was made): the server
+  // answers 400, 403, 404, 502, 503 or 504 by it.
+  HubFailure failure() const { return failure_; }
+
+  // The commit the fetched config.json came from ("" before a successful fetch).
+  std::string fetched_commit() const { return fetched_ ? fetched_->file.commit : ""; }
+
   // After a Hub model was fetched: appends to `notes` where its config came from and the
   // checkpoint's stored size and dtypes beside `computed_params` (or why they are unknown), and
   // returns the JSON "checkpoint" object: {available, source, repo, commit, files, total_bytes,
@@ -49,6 +56,7 @@ class HubModels {
     FetchedFile file;
   };
   std::optional<Fetched> fetched_;
+  HubFailure failure_ = HubFailure::kNone;
 };
 
 }  // namespace vramplan::hub

@@ -155,6 +155,7 @@ std::string checkpoint_note(const CheckpointSummary& s, int64_t computed_params)
   for (const auto& [dtype, n] : s.stats.dtype_elements)
     dtypes += fmt::format("{}{} {}", dtypes.empty() ? "" : ", ", dtype, with_commas(n));
   note += fmt::format(" as {}; {} values in all", dtypes, with_commas(s.stats.elements));
+  if (computed_params <= 0) return note;
   if (s.stats.elements == computed_params)
     return note + fmt::format(", the same as vramplan's parameter count");
   const double diff = 100.0 * static_cast<double>(s.stats.elements - computed_params) /

@@ -57,7 +57,8 @@ struct CheckpointSummary {
 nlohmann::json checkpoint_to_json(const CheckpointSummary& summary);
 CheckpointSummary checkpoint_from_json(const nlohmann::json& json);  // REQUIRES: a valid summary
 
-// One line for the estimate's notes: stored size and dtypes beside the computed count.
+// One line for the estimate's notes: stored size and dtypes beside the computed count (no
+// comparison when computed_params <= 0: the config could not be counted).
 std::string checkpoint_note(const CheckpointSummary& summary, int64_t computed_params);
 
 }  // namespace vramplan::hub

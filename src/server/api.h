@@ -10,9 +10,17 @@
 //   GET  /api/gpus             the GPU catalog
 //   POST /api/estimate         scenario settings in, `vramplan estimate --format json` out
 //   POST /api/sweep            one setting varied over values: the peak per value
+//   GET  /api/infer/options    every serving setting, in the shape of /api/options
+//   POST /api/infer            serving settings in, `vramplan infer --format json` out
+//   GET  /api/hub/{org}/{name}[@revision]
+//                              a Hub model's config.json, commit, checkpoint and notes
+// "model": "org/name[@revision]" in /api/estimate and /api/infer is fetched from the Hub as the
+// CLI does (hub_access.h: no token unless `serve --hub-token`; never a local file).
 // Errors: {"error": {"field", "value", "accepted", "reason", "message"}} with 400 (bad input),
-// 404 (unknown route or model), 405 (wrong method, with Allow), 413 (body too large, sent by
-// http_server), 500 (a bug; the server keeps running).
+// 403 (gated or private Hub model), 404 (unknown route or model), 405 (wrong method, with Allow),
+// 413 (body too large, sent by http_server), 500 (a bug; the server keeps running), 502 (the Hub
+// is unreachable or answered wrongly), 503 (offline without a cached copy, or rate-limited),
+// 504 (the Hub did not answer in time).
 #pragma once
 
 #include <map>
@@ -88,5 +96,8 @@ Response handle_model_config(const Request& request);
 Response handle_gpus(const Request& request);
 Response handle_estimate(const Request& request);
 Response handle_sweep(const Request& request);
+Response handle_infer_options(const Request& request);
+Response handle_infer(const Request& request);
+Response handle_hub_model(const Request& request);
 
 }  // namespace vramplan::server

@@ -1,13 +1,19 @@
-// The read-only endpoints and /api/estimate. Each is a thin layer over the core: the JSON they
-// return is built by the same functions the CLI prints.
+// The read-only endpoints, /api/estimate and /api/infer. Each is a thin layer over the core: the
+// JSON they return is built by the same functions the CLI prints, and a Hub model is fetched and
+// reported (the "checkpoint" object, the notes in warnings[]) as the CLI does.
 #include <fmt/format.h>
 
+#include <optional>
+#include <span>
 #include <string>
+#include <utility>
 
 #include "server/api.h"
+#include "server/hub_access.h"
 #include "server/static_assets.h"
 #include "vramplan/catalog_json.h"
 #include "vramplan/estimate_request.h"
+#include "vramplan/inference_request.h"
 #include "vramplan/presets.h"
 #include "vramplan/scenario_io.h"
 
@@ -52,9 +58,9 @@ json split_choices(std::string_view text) {
   return choices;
 }
 
-json options_json() {
+json options_json(std::span<const OptionSpec> specs) {
   json options = json::array();
-  for (const OptionSpec& o : scenario_options()) {
+  for (const OptionSpec& o : specs) {
     options.push_back({{"key", o.key},
                        {"flag", flag_name(o.key)},
                        {"kind", kind_name(o.kind)},
@@ -83,13 +89,20 @@ Result<std::string> refuse_files(const std::string& path) {
 }
 
 Response handle_health(const Request& request) {
-  return json_response(
-      {{"status", "ok"}, {"version", VRAMPLAN_VERSION}, {"web_ui_built", web_ui_built()}}, 200,
-      wants_pretty(request));
+  json hub = nullptr;  // where Hub ids are fetched from, and whether a token goes with them
+  if (Result<hub::HubSettings> settings = hub_settings())
+    hub = {{"endpoint", settings->endpoint},
+           {"sends_token", settings->token.has_value()},
+           {"offline", settings->offline}};
+  return json_response({{"status", "ok"},
+                        {"version", VRAMPLAN_VERSION},
+                        {"web_ui_built", web_ui_built()},
+                        {"hub", std::move(hub)}},
+                       200, wants_pretty(request));
 }
 
 Response handle_options(const Request& request) {
-  static const json options = options_json();
+  static const json options = options_json(scenario_options());
   return json_response(options, 200, wants_pretty(request));
 }
 
@@ -117,9 +130,34 @@ Response handle_gpus(const Request& request) {
 Response handle_estimate(const Request& request) {
   Result<json> settings = parse_json_object(request);
   if (!settings) return error_response(settings.error());
-  Result<SettingsEstimate> result = estimate_settings(*settings, refuse_files);
-  if (!result) return error_response(result.error());
-  return json_response(settings_estimate_to_json(*result), 200, wants_pretty(request));
+  hub::HubModels hub = request_hub();
+  Result<SettingsEstimate> result = estimate_settings(*settings, refuse_files, hub.fetcher());
+  if (!result) return hub_aware_error(result.error(), hub);
+  SettingsEstimate answer = std::move(result).value();
+  const std::optional<json> checkpoint =
+      hub.report(answer.estimate.parameters.total, answer.estimate.warnings);
+  json out = settings_estimate_to_json(answer);
+  if (checkpoint) out["checkpoint"] = *checkpoint;
+  return json_response(out, 200, wants_pretty(request));
+}
+
+Response handle_infer_options(const Request& request) {
+  static const json options = options_json(inference_options());
+  return json_response(options, 200, wants_pretty(request));
+}
+
+Response handle_infer(const Request& request) {
+  Result<json> settings = parse_json_object(request);
+  if (!settings) return error_response(settings.error());
+  hub::HubModels hub = request_hub();
+  Result<SettingsInference> result = infer_settings(*settings, refuse_files, hub.fetcher());
+  if (!result) return hub_aware_error(result.error(), hub);
+  SettingsInference answer = std::move(result).value();
+  const std::optional<json> checkpoint =
+      hub.report(answer.estimate.parameters.total, answer.estimate.warnings);
+  json out = settings_inference_to_json(answer);
+  if (checkpoint) out["checkpoint"] = *checkpoint;
+  return json_response(out, 200, wants_pretty(request));
 }
 
 }  // namespace vramplan::server

@@ -18,12 +18,16 @@ export const artifactsDir = path.resolve(
   process.env.VRAMPLAN_TEST_ARTIFACTS ?? path.join(repoRoot, 'build', 'test-artifacts'),
 );
 
-/** Starts `$VRAMPLAN_BIN serve --port 0 --quiet` and resolves with its URL once it listens. */
-export async function startServer() {
+/**
+ * Starts `$VRAMPLAN_BIN serve --port 0 --quiet` and resolves with its URL once it listens.
+ * `env` is added to the server's environment (e.g. HF_ENDPOINT for the fixture Hub).
+ */
+export async function startServer({ env = {} } = {}) {
   const bin = process.env.VRAMPLAN_BIN;
   if (!bin) throw new Error('set VRAMPLAN_BIN to the vramplan binary (tests/browser/run.sh does)');
   const child = spawn(bin, ['serve', '--port', '0', '--quiet'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let output = '';
   const url = await new Promise((resolve, reject) => {
@@ -48,6 +52,59 @@ export async function startServer() {
     );
   }
   return { url, stop: () => child.kill('SIGTERM') };
+}
+
+/**
+ * Starts tests/hub/fixture_server.py (a stand-in for the Hugging Face Hub on 127.0.0.1) and
+ * returns its URL, the environment a server needs to use it (a fresh cache, no token) and stop().
+ */
+export async function startFixtureHub() {
+  const script = path.join(repoRoot, 'tests', 'hub', 'fixture_server.py');
+  const child = spawn('python3', [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  const urls = await new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`fixture Hub did not start: ${output}`)),
+      30000,
+    );
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const line = output.split('\n')[0];
+      if (output.includes('\n')) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line));
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`fixture Hub exited with ${code}: ${output}`)));
+  });
+  const home = mkdtempSync(path.join(tmpdir(), 'vramplan-hf-'));
+  const env = {
+    HF_ENDPOINT: urls.hub,
+    HF_HOME: home,
+    HF_HUB_CACHE: path.join(home, 'hub'),
+    VRAMPLAN_CACHE_DIR: path.join(home, 'vramplan'),
+    HF_TOKEN: '',
+    HF_HUB_OFFLINE: '',
+    HUGGING_FACE_HUB_TOKEN: '',
+    HF_TOKEN_PATH: '',
+    TRANSFORMERS_OFFLINE: '',
+    no_proxy: '127.0.0.1,localhost',
+    NO_PROXY: '127.0.0.1,localhost',
+  };
+  return {
+    url: urls.hub,
+    env,
+    stop: () => {
+      child.kill('SIGTERM');
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** GET /api/... straight from the server. */
+export async function getApi(baseUrl, endpoint) {
+  const response = await fetch(new URL(endpoint, baseUrl));
+  return { status: response.status, body: await response.json() };
 }
 
 const CHROMIUM_ARGS = [

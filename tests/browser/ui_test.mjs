@@ -138,6 +138,44 @@ test('picking a preset and changing TP and sequence length: the peak equals the 
   await screenshot(page, 'desktop-estimate');
 });
 
+test('the peak card shows the uncertainty band and the phase of the step', async () => {
+  const api = await postApi(server.url, '/api/estimate', SCENARIO);
+  const peak = api.body.peak;
+  for (const key of ['allocated', 'reserved', 'device']) {
+    const band = page.locator(`#peak-${key}-band`);
+    assert.equal(Number(await band.getAttribute('data-low')), peak[`${key}_bytes_low`], key);
+    assert.equal(Number(await band.getAttribute('data-high')), peak[`${key}_bytes_high`], key);
+    const [low, high] = [peak[`${key}_bytes_low`], peak[`${key}_bytes_high`]].map(gibText);
+    assert.equal(await band.textContent(), `likely ${low.replace(' GiB', '')}–${high}`);
+  }
+  assert.equal(await page.locator('#peak-phase').textContent(), peak.phase);
+  const stage = api.body.stages.find((s) => s.name === peak.stage);
+  const phases = await page
+    .locator('#peak-phases [data-phase]')
+    .evaluateAll((nodes) =>
+      nodes.map((n) => ({ name: n.dataset.phase, allocated_bytes: Number(n.dataset.bytes) })),
+    );
+  assert.deepEqual(phases, stage.phases);
+  assert.equal(
+    await page.locator('#peak-phases strong').getAttribute('data-phase'),
+    stage.peak_phase,
+  );
+});
+
+test('the framework select applies a framework’s conventions, as the API does', async () => {
+  const options = await page
+    .locator('#f-framework option')
+    .evaluateAll((nodes) => nodes.map((n) => n.value));
+  assert.deepEqual(options, ['', 'megatron', 'torchtitan', 'deepspeed', 'nanotron', 'hf-trainer']);
+  await page.selectOption('#f-framework', 'hf-trainer');
+  await settled(page);
+  await assertPeakMatchesApi({ ...SCENARIO, framework: 'hf-trainer' });
+  assert.equal(new URL(page.url()).searchParams.get('framework'), 'hf-trainer');
+  await page.selectOption('#f-framework', '');
+  await settled(page);
+  await assertPeakMatchesApi(SCENARIO);
+});
+
 test('a slow answer to older inputs never replaces the answer to the current ones', async () => {
   // Hold the answer for seq_len 1024 back until the answer for 2048 is shown.
   let release;

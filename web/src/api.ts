@@ -1,6 +1,15 @@
 // The vramplan HTTP API (`vramplan serve`), same origin as the page.
 
-import type { ApiError, Estimate, Gpu, OptionSpec, Preset, Scenario } from './types';
+import type {
+  ApiError,
+  Estimate,
+  Gpu,
+  HubModel,
+  InferenceEstimate,
+  OptionSpec,
+  Preset,
+  Scenario,
+} from './types';
 
 export type ApiResult<T> = { ok: true; value: T } | { ok: false; error: ApiError };
 
@@ -77,7 +86,17 @@ export const api = {
     call<unknown>('/api/sweep', postJson(body, signal)),
   plan: <T>(settings: Scenario, signal?: AbortSignal) =>
     call<T>('/api/plan', postJson(settings, signal)),
+  inferOptions: () => getList<OptionSpec>('/api/infer/options', 'options'),
+  infer: (scenario: Scenario, signal?: AbortSignal) =>
+    call<InferenceEstimate>('/api/infer', postJson(scenario, signal)),
+  /** What the Hub holds for org/name[@revision]; errors (403, 404, 502, 504...) as ApiResult. */
+  hubModel: (id: string, signal?: AbortSignal) => call<HubModel>(hubPath(id), { signal }),
 };
+
+/** /api/hub/org/name@rev with each part percent-encoded but the slashes kept. */
+export function hubPath(id: string): string {
+  return `/api/hub/${id.split('/').map(encodeURIComponent).join('/')}`;
+}
 
 export interface SweepRequest {
   scenario: Scenario;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { csvField, estimateToCsv, estimateToJson, exportName } from './export';
+import { csvField, estimateToCsv, estimateToJson, exportName, inferenceToCsv } from './export';
 import { exactBytes, gib, gibFixed, paramCount } from './format';
-import type { Estimate } from './types';
+import type { Estimate, InferenceEstimate } from './types';
 
 const estimate = {
   stages: [
@@ -45,6 +45,34 @@ describe('CSV', () => {
   });
 });
 
+describe('serving CSV', () => {
+  it('has the columns of `vramplan infer --format csv`, one line per row of the binding GPU', () => {
+    const serving = {
+      rows: [
+        {
+          component: 'attention weights (bf16)',
+          bytes: 1342177280,
+          counts_toward: 'allocated',
+          formula: '671,088,640 × 2 B',
+          source: 'IEEE 754',
+        },
+        {
+          component: 'NCCL buffers',
+          bytes: 536870912,
+          counts_toward: 'device',
+          formula: '1 group (tp) × 512.0 MiB',
+          source: 'x',
+        },
+      ],
+    } as unknown as InferenceEstimate;
+    expect(inferenceToCsv(serving)).toBe(
+      'component,bytes,gib,counts_toward,formula,source\n' +
+        'attention weights (bf16),1342177280,1.2500,allocated,"671,088,640 × 2 B",IEEE 754\n' +
+        'NCCL buffers,536870912,0.5000,device,1 group (tp) × 512.0 MiB,x\n',
+    );
+  });
+});
+
 describe('JSON and names', () => {
   it('bundles the input with the answer', () => {
     const parsed = JSON.parse(estimateToJson({ model: 'X', tp: 2 }, estimate));
@@ -60,6 +88,12 @@ describe('JSON and names', () => {
       'vramplan-meta-llama_Llama_3.json',
     );
     expect(exportName({ model_config: {} }, 'json')).toBe('vramplan-config.json');
+    expect(
+      exportName({ model: 'org/m@v1', tp: 4, context: 8192 }, 'csv', 'vramplan-infer', [
+        'tp',
+        'context',
+      ]),
+    ).toBe('vramplan-infer-org_m_v1-tp4-context8192.csv');
   });
 });
 

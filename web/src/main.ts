@@ -12,8 +12,13 @@ async function start(root: HTMLElement): Promise<void> {
   const main = document.getElementById('main')!;
   let data: AppData;
   try {
-    const [options, presets, gpus] = await Promise.all([api.options(), api.models(), api.gpus()]);
-    data = { options, presets, gpus };
+    const [options, inferOptions, presets, gpus] = await Promise.all([
+      api.options(),
+      api.inferOptions(),
+      api.models(),
+      api.gpus(),
+    ]);
+    data = { options, inferOptions, presets, gpus };
   } catch (error) {
     replace(
       main,
@@ -25,8 +30,9 @@ async function start(root: HTMLElement): Promise<void> {
     );
     return;
   }
-  const { scenario, view: viewId } = scenarioFromQuery(window.location.search, data.options);
+  const viewId = new URLSearchParams(window.location.search).get('view');
   const view = VIEWS.find((v) => v.id === viewId) ?? VIEWS[0];
+  const { scenario } = scenarioFromQuery(window.location.search, view.options(data));
   renderNav(root, view.id);
   document.title = `vramplan · ${view.title}`;
   view.mount(main, {

@@ -38,6 +38,15 @@ export interface Row {
   counts_toward: CountsToward;
   formula: string;
   source: string;
+  /** Uncertainty band (training rows): where the measured value fell for 80% of validated runs. */
+  bytes_low?: number;
+  bytes_high?: number;
+}
+
+/** One phase of a training step and what is allocated in it. */
+export interface Phase {
+  name: string;
+  allocated_bytes: number;
 }
 
 export interface Stage {
@@ -50,14 +59,24 @@ export interface Stage {
   allocated_bytes: number;
   reserved_bytes: number;
   device_bytes: number;
+  phases?: Phase[];
+  peak_phase?: string;
 }
 
 export interface Peak {
   stage: string;
   stage_index?: number;
+  /** The phase of the step in which the peak stage peaks (e.g. "optimizer step"). */
+  phase?: string;
   allocated_bytes: number;
   reserved_bytes: number;
   device_bytes: number;
+  allocated_bytes_low?: number;
+  allocated_bytes_high?: number;
+  reserved_bytes_low?: number;
+  reserved_bytes_high?: number;
+  device_bytes_low?: number;
+  device_bytes_high?: number;
 }
 
 export interface Fit {
@@ -87,6 +106,83 @@ export interface Estimate {
   scenario: Record<string, unknown>;
   world_size?: number;
   microbatches?: number;
+  /** Present when the model came from the Hugging Face Hub. */
+  checkpoint?: Checkpoint;
+}
+
+/** What a Hub repository's safetensors store (or why that is unknown). */
+export interface Checkpoint {
+  available: boolean;
+  reason?: string;
+  source?: string;
+  repo?: string;
+  commit?: string;
+  files?: number;
+  total_bytes?: number;
+  dtypes?: Record<string, number> | null;
+  params?: number | null;
+}
+
+/** GET /api/hub/{org}/{name}[@revision]: what the server fetched for a Hub id. */
+export interface HubModel {
+  model: string;
+  commit: string;
+  config: Record<string, unknown> | null;
+  parameters: { total: number; active: number } | null;
+  model_error: ApiError | null;
+  checkpoint: Checkpoint | null;
+  notes: string[];
+}
+
+/** The engine's capacity answer: how many KV tokens fit at a memory fraction. */
+export interface Capacity {
+  engine: string;
+  fraction: number;
+  total_bytes: number;
+  requested_bytes: number;
+  kv_budget_bytes: number;
+  shortfall_bytes: number;
+  num_blocks: number;
+  max_kv_tokens: number;
+  max_sequences: number;
+  formula: string;
+  source: string;
+}
+
+/** One pipeline rank of a serving estimate. */
+export interface InferenceRank {
+  rank: number;
+  name?: string;
+  layers: number;
+  weights_bytes: number;
+  kv_bytes_per_token: number;
+  kv_bytes_per_sequence: number;
+  activation_bytes: number;
+  device_bytes: number;
+  max_kv_tokens?: number | null;
+}
+
+/** POST /api/infer: the same object as `vramplan infer --format json`. */
+export interface InferenceEstimate {
+  parameters: { total: number; active: number };
+  binding_rank: number;
+  rows: Row[];
+  ranks: InferenceRank[];
+  weights_bytes: number;
+  kv_bytes_per_token: number;
+  kv_bytes_per_sequence: number;
+  kv_cache_bytes: number;
+  activation_bytes: number;
+  allocated_bytes: number;
+  reserved_bytes: number;
+  device_bytes: number;
+  max_kv_tokens: number | null;
+  max_sequences: number | null;
+  capacity: Capacity | null;
+  fit: Fit[];
+  warnings: string[];
+  scenario: Record<string, unknown>;
+  checkpoint?: Checkpoint;
 }
 
 /** The core's error: the field, the value, what is accepted, why, and a ready message. */

@@ -1,7 +1,8 @@
 // Every view of the app, in the order of the navigation.
 
+import { inferenceView } from './inference';
 import { planView } from './plan';
 import { trainingView } from './training';
 import type { View } from './view';
 
-export const VIEWS: View[] = [trainingView, planView];
+export const VIEWS: View[] = [trainingView, inferenceView, planView];

@@ -1,10 +1,13 @@
-// A view is one page of the app (training now; inference and plan later). Each lives in its own
-// module under views/ and gets the shared catalogs plus a way to publish its scenario to the URL.
+// A view is one page of the app (training, inference; plan later). Each lives in its own module
+// under views/ and gets the shared catalogs plus a way to publish its scenario to the URL.
 
 import type { Gpu, OptionSpec, Preset, Scenario } from '../types';
 
 export interface AppData {
+  /** Training settings (GET /api/options). */
   options: OptionSpec[];
+  /** Serving settings (GET /api/infer/options). */
+  inferOptions: OptionSpec[];
   presets: Preset[];
   gpus: Gpu[];
 }
@@ -20,5 +23,7 @@ export interface ViewHost {
 export interface View {
   id: string;
   title: string;
+  /** The settings this view edits; a shared link's values are typed by them. */
+  options(data: AppData): OptionSpec[];
   mount(container: HTMLElement, host: ViewHost): void;
 }

@@ -8,8 +8,8 @@ import { LatestOnly, debounce } from '../../live';
 import { resolvedValue, toText } from '../../scenario';
 import type { ApiError, Estimate, Scenario } from '../../types';
 import type { View, ViewHost } from '../view';
-import { ScenarioForm } from './form';
-import { labelFor } from './labels';
+import { ScenarioForm } from '../../form';
+import { TRAINING_LAYOUT, labelFor } from './labels';
 import { ResultsPanel } from './results';
 import { SweepPanel } from './sweep';
 
@@ -19,6 +19,7 @@ const TYPING_PAUSE_MS = 150;
 export const trainingView: View = {
   id: 'training',
   title: 'Training',
+  options: (data) => data.options,
   mount(container, host) {
     new TrainingPage(container, host);
   },
@@ -45,7 +46,9 @@ class TrainingPage {
         options: host.data.options,
         presets: host.data.presets,
         gpus: host.data.gpus,
+        layout: TRAINING_LAYOUT,
         loadPresetConfig: (name) => api.modelConfig(name),
+        fetchHub: (id) => api.hubModel(id),
       },
       () => this.changed(),
     );

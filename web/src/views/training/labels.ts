@@ -1,6 +1,9 @@
 // How the training inputs are named and grouped on screen. Keys come from GET /api/options; an
 // option missing here still appears, under its own group, labelled from its key.
 
+import type { FormLayout } from '../../form';
+import { resolvedValue } from '../../scenario';
+
 export const GROUP_TITLES: Record<string, string> = {
   model: 'Model',
   moe: 'Mixture of experts',
@@ -114,6 +117,7 @@ export const LABELS: Record<string, string> = {
   nccl_gib_per_group: 'NCCL buffers per group (GiB)',
   gemm_workspace_mib: 'GEMM workspaces (MiB)',
   allocator_overhead: 'Allocator pool overhead (fraction)',
+  framework: 'Training framework',
 };
 
 export function labelFor(key: string): string {
@@ -130,3 +134,14 @@ export function groupTitle(group: string): string {
 export function cliFlag(key: string): string {
   return `--${key.replace(/_/g, '-')}`;
 }
+
+export const TRAINING_LAYOUT: FormLayout = {
+  ariaLabel: 'Training scenario',
+  groupOrder: GROUP_ORDER,
+  groupOf: (option) => option.group,
+  groupTitle,
+  labelFor,
+  subgroups: { parallelism: { of: SUBGROUPS, order: SUBGROUP_ORDER } },
+  folded: new Set(['overheads']),
+  resolved: resolvedValue,
+};

@@ -3,23 +3,15 @@
 
 import { Chart, capacityLine, componentColor } from '../../charts';
 import { el, replace } from '../../dom';
-import { GIB, exactBytes, gib, groupDigits, paramCount, percent } from '../../format';
-import type { ApiError, Estimate, Fit, Stage } from '../../types';
+import { GIB, gib, gibFixed, groupDigits, paramCount, percent } from '../../format';
+import type { ApiError, Estimate, Peak, Stage } from '../../types';
+import { bytesCell, fitCard, verdictText, warningList } from '../../widgets';
 
 const QUANTITIES = [
   ['allocated_bytes', 'Peak allocated', 'torch.cuda.max_memory_allocated'],
   ['reserved_bytes', 'Peak reserved', 'torch.cuda.max_memory_reserved: the allocator pool'],
   ['device_bytes', 'Device memory', 'what nvidia-smi shows: reserved + CUDA context + NCCL'],
 ] as const;
-
-/** A number of bytes as GiB text, the exact count on hover and in data-bytes for tools. */
-function bytesCell(
-  tag: 'span' | 'td' | 'strong',
-  bytes: number,
-  attrs: Record<string, string> = {},
-) {
-  return el(tag, { ...attrs, title: exactBytes(bytes), 'data-bytes': String(bytes) }, gib(bytes));
-}
 
 export class ResultsPanel {
   readonly element: HTMLElement;
@@ -177,18 +169,17 @@ export class ResultsPanel {
   private renderPeak(): void {
     const e = this.estimate!;
     const chosen = e.fit[0];
-    const cards = QUANTITIES.map(([key, title, meaning]) =>
-      el(
+    const cards = QUANTITIES.map(([key, title, meaning]) => {
+      const id = key.replace('_bytes', '');
+      return el(
         'div',
         { class: `peak-card ${key}` },
         el('span', { class: 'peak-title' }, title),
-        bytesCell('strong', e.peak[key], {
-          class: 'peak-value',
-          id: `peak-${key.replace('_bytes', '')}`,
-        }),
+        bytesCell('strong', e.peak[key], { class: 'peak-value', id: `peak-${id}` }),
+        bandText(e.peak, key, `peak-${id}-band`),
         el('small', {}, meaning),
-      ),
-    );
+      );
+    });
     const verdict = chosen
       ? el(
           'div',
@@ -205,9 +196,32 @@ export class ResultsPanel {
         { class: 'peak-stage' },
         'Peak on ',
         el('strong', { id: 'peak-stage' }, e.peak.stage),
+        e.peak.phase ? [', during ', el('strong', { id: 'peak-phase' }, e.peak.phase)] : null,
         this.layoutText(),
       ),
       el('div', { class: 'peak-grid' }, cards, verdict),
+      this.phaseList(),
+    );
+  }
+
+  /** Allocated memory in each phase of the peak stage's step, the peak phase marked. */
+  private phaseList(): HTMLElement | null {
+    const e = this.estimate!;
+    const stage = e.stages.find((s) => s.name === e.peak.stage);
+    if (!stage?.phases?.length) return null;
+    return el(
+      'p',
+      { class: 'phases', id: 'peak-phases' },
+      'Allocated by phase: ',
+      stage.phases.flatMap((p, i) => [
+        i ? ' · ' : '',
+        el(
+          p.name === stage.peak_phase ? 'strong' : 'span',
+          { 'data-phase': p.name, 'data-bytes': String(p.allocated_bytes) },
+          `${p.name} ${gib(p.allocated_bytes)}`,
+          p.name === stage.peak_phase ? ' (peak)' : '',
+        ),
+      ]),
     );
   }
 
@@ -404,17 +418,7 @@ export class ResultsPanel {
   }
 
   private renderWarnings(): void {
-    const w = this.estimate!.warnings;
-    replace(
-      this.warnings,
-      w.length
-        ? el(
-            'ul',
-            {},
-            w.map((text) => el('li', {}, text)),
-          )
-        : el('p', { class: 'hint' }, 'None.'),
-    );
+    replace(this.warnings, warningList(this.estimate!.warnings));
   }
 }
 
@@ -422,32 +426,24 @@ function sumComponent(stage: Stage, component: string): number {
   return stage.rows.filter((r) => r.component === component).reduce((sum, r) => sum + r.bytes, 0);
 }
 
-function verdictText(verdict: string): string {
-  return verdict === 'fits'
-    ? 'Fits'
-    : verdict === 'tight'
-      ? 'Tight'
-      : verdict === 'oom'
-        ? 'Out of memory'
-        : verdict;
-}
-
-function fitCard(f: Fit, chosen: boolean): HTMLElement {
-  const fraction = Math.max(0, f.used_fraction);
+/** "likely 44.10–52.60 GiB": where the measured value fell for 80% of the validated runs. */
+function bandText(
+  peak: Peak,
+  key: 'allocated_bytes' | 'reserved_bytes' | 'device_bytes',
+  id: string,
+): HTMLElement | null {
+  const low = peak[`${key}_low`];
+  const high = peak[`${key}_high`];
+  if (low === undefined || high === undefined) return null;
   return el(
-    'div',
-    { class: `fit-card verdict-${f.verdict}${chosen ? ' chosen' : ''}`, 'data-gpu': f.gpu },
-    el('span', { class: 'fit-name' }, f.name ?? f.gpu, chosen ? ' (chosen)' : ''),
-    el('span', { class: 'fit-verdict' }, verdictText(f.verdict)),
-    el('meter', {
-      min: '0',
-      max: '1',
-      low: '0.8',
-      high: '0.99',
-      optimum: '0.5',
-      value: String(Math.min(fraction, 1)),
-      'aria-label': `${f.gpu} used`,
-    }),
-    el('small', {}, `${percent(fraction)} of `, bytesCell('span', f.usable_bytes)),
+    'span',
+    {
+      class: 'band',
+      id,
+      'data-low': String(low),
+      'data-high': String(high),
+      title: 'Where the measured value fell for 80% of the validated runs (vramplan validate)',
+    },
+    `likely ${gibFixed(low, 2)}–${gib(high)}`,
   );
 }

@@ -1,20 +1,43 @@
-// The training scenario form, built from GET /api/options so that every CLI input appears. It
-// keeps only what the user set; unset inputs show the value the core resolved as a placeholder.
+// A scenario form built from an option list (GET /api/options for training, /api/infer/options
+// for serving) so that every CLI input appears. It keeps only what the user set; unset inputs
+// show the value the core resolved as a placeholder. The model comes from a preset, the Hugging
+// Face Hub (fetched through the server), a config.json, or the architecture fields alone.
 
-import { el, replace } from '../../dom';
-import { gib, paramCount } from '../../format';
-import { coerce, resolvedValue, toText } from '../../scenario';
-import type { ApiError, Gpu, OptionSpec, Preset, Scenario } from '../../types';
-import { GROUP_ORDER, SUBGROUPS, SUBGROUP_ORDER, cliFlag, groupTitle, labelFor } from './labels';
+import { TransportError, type ApiResult } from './api';
+import { el, replace } from './dom';
+import { exactBytes, gib, paramCount } from './format';
+import { coerce, toText } from './scenario';
+import type { ApiError, Gpu, HubModel, OptionSpec, Preset, Scenario } from './types';
 
-export type ModelSource = 'preset' | 'config' | 'custom';
+export type ModelSource = 'preset' | 'hub' | 'config' | 'custom';
+
+/** How a view names, groups and orders its inputs. */
+export interface FormLayout {
+  /** Accessible name of the form, e.g. "Training scenario". */
+  ariaLabel: string;
+  /** Order of the sections; groups not listed follow in the order the options give. */
+  groupOrder: string[];
+  /** The section an option is shown in (by default the API's group). */
+  groupOf: (option: OptionSpec) => string;
+  groupTitle: (group: string) => string;
+  labelFor: (key: string) => string;
+  /** Sections whose fields are split under sub-headings: group -> key -> sub-heading, in order. */
+  subgroups: Record<string, { of: Record<string, string>; order: string[] }>;
+  /** Sections that start folded: rarely changed, and long on a phone. */
+  folded: Set<string>;
+  /** The value the core used for an option, read from the answer's resolved scenario. */
+  resolved: (resolved: unknown, key: string) => unknown;
+}
 
 export interface FormContext {
   options: OptionSpec[];
   presets: Preset[];
   gpus: Gpu[];
+  layout: FormLayout;
   /** The config.json of a preset (GET /api/models/{name}). */
   loadPresetConfig: (name: string) => Promise<unknown>;
+  /** What the Hub holds for an id (GET /api/hub/{org}/{name}[@revision]). */
+  fetchHub: (id: string) => Promise<ApiResult<HubModel>>;
 }
 
 /** What the form holds now: the scenario to send, or why it cannot be sent yet. */
@@ -22,8 +45,16 @@ export type FormState = { scenario: Scenario; localError: ApiError | null };
 
 const MODEL_KEYS = new Set(['model', 'model_config']);
 const DEFAULT_PRESET = 'Llama-3.1-8B';
-/** Groups that start folded: rarely changed, and long on a phone. */
-const FOLDED_GROUPS = new Set(['overheads']);
+const HUB_PROMPT = 'type a Hugging Face Hub id, org/name or org/name@revision, and press Fetch';
+
+/** A model value that names a Hub repository rather than a preset (presets win, as in the core). */
+export function isHubId(model: string, presets: Preset[]): boolean {
+  const lower = model.toLowerCase();
+  const preset = presets.some(
+    (p) => p.name.toLowerCase() === lower || p.hub_id?.toLowerCase() === lower,
+  );
+  return !preset && model.includes('/');
+}
 
 interface Field {
   option: OptionSpec;
@@ -42,8 +73,17 @@ export class ScenarioForm {
   private presetName = DEFAULT_PRESET;
   private configText = '';
   private resolved: unknown = null;
+  /** The Hub id in use (fetched, or from a link); null until one is. */
+  private hubModel: string | null = null;
+  /** Why the last fetch failed; shown beside the Hub field until the next fetch. */
+  private hubError: ApiError | null = null;
+  private hubRequest = 0;
 
   private readonly presetSelect: HTMLSelectElement;
+  private readonly hubInput: HTMLInputElement;
+  private readonly hubButton: HTMLButtonElement;
+  private readonly hubInfo: HTMLElement;
+  private readonly hubPending: HTMLElement;
   private readonly configArea: HTMLTextAreaElement;
   private readonly modelError: HTMLElement;
   private readonly formError: HTMLElement;
@@ -55,6 +95,27 @@ export class ScenarioForm {
     private readonly onChange: () => void,
   ) {
     this.presetSelect = this.buildPresetSelect();
+    this.hubInput = el('input', {
+      type: 'text',
+      id: 'f-hub-model',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      placeholder: 'org/name or org/name@revision',
+      'aria-describedby': 'f-model-error f-hub-help',
+      oninput: () => this.showHubPending(),
+      onkeydown: (e: Event) => {
+        if ((e as KeyboardEvent).key !== 'Enter') return;
+        e.preventDefault();
+        void this.fetchHub();
+      },
+    });
+    this.hubButton = el(
+      'button',
+      { type: 'button', id: 'f-hub-fetch', onclick: () => void this.fetchHub() },
+      'Fetch',
+    );
+    this.hubInfo = el('div', { id: 'hub-info', class: 'hub-info', 'aria-live': 'polite' });
+    this.hubPending = el('p', { id: 'hub-pending', class: 'hint', hidden: true });
     this.configArea = el('textarea', {
       id: 'f-model_config',
       rows: 8,
@@ -66,7 +127,7 @@ export class ScenarioForm {
     this.formError = el('p', { id: 'form-error', class: 'field-error form-error', hidden: true });
     this.element = el('form', {
       class: 'scenario-form',
-      'aria-label': 'Training scenario',
+      'aria-label': context.layout.ariaLabel,
       novalidate: true,
       onsubmit: (e: Event) => e.preventDefault(),
     });
@@ -81,6 +142,10 @@ export class ScenarioForm {
     const scenario: Scenario = {};
     let localError: ApiError | null = null;
     if (this.source === 'preset') scenario.model = this.presetName;
+    if (this.source === 'hub') {
+      if (this.hubModel !== null) scenario.model = this.hubModel;
+      else localError = this.hubError ?? hubPrompt(this.hubInput.value);
+    }
     if (this.source === 'config') {
       try {
         const config = JSON.parse(this.configText);
@@ -113,6 +178,16 @@ export class ScenarioForm {
     if (scenario.model_config !== undefined) {
       this.source = 'config';
       this.configText = JSON.stringify(scenario.model_config, null, 2);
+    } else if (
+      scenario.model !== undefined &&
+      isHubId(toText(scenario.model), this.context.presets)
+    ) {
+      // A Hub id from a link: used as is (the estimate fetches it); its details are fetched too.
+      this.source = 'hub';
+      this.hubModel = toText(scenario.model);
+      this.hubInput.value = this.hubModel;
+      this.hubError = null;
+      void this.describeHubModel(this.hubModel);
     } else if (scenario.model !== undefined) {
       this.source = 'preset';
       this.presetName = toText(scenario.model);
@@ -140,6 +215,7 @@ export class ScenarioForm {
     this.setMessage(this.modelError, null);
     this.setMessage(this.formError, null);
     this.presetSelect.removeAttribute('aria-invalid');
+    this.hubInput.removeAttribute('aria-invalid');
     this.configArea.removeAttribute('aria-invalid');
     if (!error) return;
     const field = this.fields.get(error.field);
@@ -149,7 +225,12 @@ export class ScenarioForm {
     }
     if (this.isModelError(error.field)) {
       this.setMessage(this.modelError, error.message);
-      const control = this.source === 'config' ? this.configArea : this.presetSelect;
+      const control =
+        this.source === 'config'
+          ? this.configArea
+          : this.source === 'hub'
+            ? this.hubInput
+            : this.presetSelect;
       control.setAttribute('aria-invalid', 'true');
       this.modelGroup.open = true;
       return;
@@ -184,23 +265,26 @@ export class ScenarioForm {
 
   private buildGroups(): HTMLDetailsElement {
     this.element.append(this.formError);
+    const { layout } = this.context;
     const byGroup = new Map<string, OptionSpec[]>();
     for (const option of this.context.options) {
       if (MODEL_KEYS.has(option.key)) continue;
-      if (!byGroup.has(option.group)) byGroup.set(option.group, []);
-      byGroup.get(option.group)!.push(option);
+      const group = layout.groupOf(option);
+      if (!byGroup.has(group)) byGroup.set(group, []);
+      byGroup.get(group)!.push(option);
     }
     if (!byGroup.has('model')) byGroup.set('model', []);
     const groups = [
-      ...GROUP_ORDER.filter((g) => byGroup.has(g)),
-      ...[...byGroup.keys()].filter((g) => !GROUP_ORDER.includes(g)),
+      ...layout.groupOrder.filter((g) => byGroup.has(g)),
+      ...[...byGroup.keys()].filter((g) => !layout.groupOrder.includes(g)),
     ];
     let modelGroup: HTMLDetailsElement | null = null;
     for (const group of groups) {
       const details = el('details', { class: 'group', 'data-group': group });
-      details.open = !FOLDED_GROUPS.has(group);
-      const fieldset = el('fieldset', {}, el('legend', { class: 'sr-only' }, groupTitle(group)));
-      details.append(el('summary', {}, el('h2', {}, groupTitle(group))), fieldset);
+      details.open = !layout.folded.has(group);
+      const title = layout.groupTitle(group);
+      const fieldset = el('fieldset', {}, el('legend', { class: 'sr-only' }, title));
+      details.append(el('summary', {}, el('h2', {}, title)), fieldset);
       if (group === 'model') {
         modelGroup = details;
         fieldset.append(this.buildModelSource());
@@ -214,7 +298,7 @@ export class ScenarioForm {
           ),
         );
       }
-      this.appendFields(fieldset, details, byGroup.get(group)!, group === 'parallelism');
+      this.appendFields(fieldset, details, byGroup.get(group)!, layout.subgroups[group]);
       this.element.append(details);
     }
     this.syncControls();
@@ -225,17 +309,17 @@ export class ScenarioForm {
     fieldset: HTMLElement,
     details: HTMLDetailsElement,
     options: OptionSpec[],
-    withSubgroups: boolean,
+    subgroups: { of: Record<string, string>; order: string[] } | undefined,
   ): void {
-    if (!withSubgroups) {
+    if (!subgroups) {
       const grid = el('div', { class: 'fields' });
       for (const option of options) grid.append(this.buildField(option, details));
       fieldset.append(grid);
       return;
     }
-    const titles = [...SUBGROUP_ORDER, 'Other'];
+    const titles = [...subgroups.order, 'Other'];
     for (const title of titles) {
-      const members = options.filter((o) => (SUBGROUPS[o.key] ?? 'Other') === title);
+      const members = options.filter((o) => (subgroups.of[o.key] ?? 'Other') === title);
       if (members.length === 0) continue;
       const grid = el('div', { class: 'fields' });
       for (const option of members) grid.append(this.buildField(option, details));
@@ -246,6 +330,7 @@ export class ScenarioForm {
   private buildModelSource(): HTMLElement {
     const choices: [ModelSource, string][] = [
       ['preset', 'Preset'],
+      ['hub', 'Hugging Face Hub'],
       ['config', 'config.json'],
       ['custom', 'Custom architecture'],
     ];
@@ -288,6 +373,21 @@ export class ScenarioForm {
       ),
     );
 
+    const hubBlock = el(
+      'div',
+      { class: 'field wide', 'data-source': 'hub' },
+      el('label', { for: 'f-hub-model' }, 'Fetch from the Hub'),
+      el('div', { class: 'control-row' }, this.hubInput, this.hubButton),
+      el(
+        'small',
+        { id: 'f-hub-help', class: 'help' },
+        'The server downloads the repository’s config.json (and reads its safetensors headers) ' +
+          'and the scenario uses that id; gated models need a server started with --hub-token.',
+      ),
+      this.hubPending,
+      this.hubInfo,
+    );
+
     const upload = el('input', {
       type: 'file',
       id: 'f-config-file',
@@ -328,10 +428,75 @@ export class ScenarioForm {
       { class: 'model-source' },
       radios,
       presetBlock,
+      hubBlock,
       configBlock,
       customBlock,
       this.modelError,
     );
+  }
+
+  /** Typing a new id does not change the scenario until Fetch: say so. */
+  private showHubPending(): void {
+    const typed = this.hubInput.value.trim();
+    // Not after a failed fetch of the same id: its error is shown instead.
+    const pending = typed !== '' && typed !== this.hubModel && typed !== this.hubError?.value;
+    this.hubPending.hidden = !pending;
+    this.hubPending.textContent = pending
+      ? `Press Fetch (or Enter) to use ${typed}` +
+        (this.hubModel ? `; the results are for ${this.hubModel}.` : '.')
+      : '';
+  }
+
+  /** Fetch pressed: ask the server for the id; on success the scenario uses it. */
+  private async fetchHub(): Promise<void> {
+    const id = this.hubInput.value.trim();
+    if (id === '') {
+      this.hubModel = null;
+      this.hubError = hubPrompt(id);
+      this.onChange();
+      return;
+    }
+    const result = await this.describeHubModel(id);
+    if (result === 'stale') return;
+    this.hubModel = result === 'ok' ? id : null;
+    this.showHubPending();
+    this.onChange();
+  }
+
+  /**
+   * Shows what the Hub holds for `id` (commit, parameters, checkpoint notes). Sets hubError on
+   * failure; 'stale' when a newer fetch started meanwhile.
+   */
+  private async describeHubModel(id: string): Promise<'ok' | 'failed' | 'stale'> {
+    const mine = ++this.hubRequest;
+    this.hubButton.disabled = true;
+    replace(this.hubInfo, el('p', { class: 'status' }, `Fetching ${id} from the Hub…`));
+    let result: ApiResult<HubModel>;
+    try {
+      result = await this.context.fetchHub(id);
+    } catch (error) {
+      if (!(error instanceof TransportError)) throw error;
+      result = {
+        ok: false,
+        error: {
+          field: 'model',
+          value: id,
+          accepted: '',
+          reason: error.message,
+          message: `model = ${id}: ${error.message}`,
+        },
+      };
+    }
+    if (mine !== this.hubRequest) return 'stale';
+    this.hubButton.disabled = false;
+    if (!result.ok) {
+      this.hubError = result.error;
+      replace(this.hubInfo);
+      return 'failed';
+    }
+    this.hubError = null;
+    replace(this.hubInfo, hubSummary(result.value));
+    return 'ok';
   }
 
   private buildPresetSelect(): HTMLSelectElement {
@@ -385,7 +550,7 @@ export class ScenarioForm {
         class: 'reset',
         hidden: true,
         title: 'Back to the default',
-        'aria-label': `Reset ${labelFor(option.key)} to its default`,
+        'aria-label': `Reset ${this.context.layout.labelFor(option.key)} to its default`,
         onclick: () => {
           this.values.delete(option.key);
           this.syncField(field);
@@ -402,12 +567,12 @@ export class ScenarioForm {
       option.help,
       option.default ? ` · default ${option.default}` : '',
       ' · ',
-      el('code', {}, option.flag ?? cliFlag(option.key)),
+      el('code', {}, option.flag ?? `--${option.key.replace(/_/g, '-')}`),
     );
     const field: Field = { option, control, reset, error, group };
     this.fields.set(option.key, field);
     const isCheck = option.kind === 'bool';
-    const label = el('label', { for: id }, labelFor(option.key));
+    const label = el('label', { for: id }, this.context.layout.labelFor(option.key));
     const row = isCheck
       ? el('div', { class: 'control-row check' }, control, label, reset)
       : el('div', { class: 'control-row' }, control, reset);
@@ -505,7 +670,7 @@ export class ScenarioForm {
 
   private showDefault(field: Field): void {
     const { option, control } = field;
-    const resolved = resolvedValue(this.resolved, option.key);
+    const resolved = this.context.layout.resolved(this.resolved, option.key);
     const shown = resolved !== undefined ? toText(resolved) : option.default;
     if (control instanceof HTMLSelectElement) {
       const first = control.options[0];
@@ -533,4 +698,63 @@ export class ScenarioForm {
     target.textContent = message ?? '';
     target.hidden = !message;
   }
+}
+
+function hubPrompt(typed: string): ApiError {
+  return {
+    field: 'model',
+    value: typed,
+    accepted: 'org/name or org/name@revision',
+    reason: HUB_PROMPT,
+    message: `Hub model: ${HUB_PROMPT}`,
+  };
+}
+
+/** The fetched model at a glance: id, commit, parameters, checkpoint and the notes. */
+function hubSummary(model: HubModel): HTMLElement {
+  const checkpoint = model.checkpoint;
+  const stored =
+    checkpoint?.available && checkpoint.total_bytes !== undefined
+      ? el(
+          'li',
+          {},
+          'Checkpoint: ',
+          el(
+            'span',
+            { title: exactBytes(checkpoint.total_bytes) },
+            storedSize(checkpoint.total_bytes),
+          ),
+          checkpoint.dtypes
+            ? ` as ${Object.entries(checkpoint.dtypes)
+                .map(([dtype, n]) => `${dtype} ${paramCount(n)}`)
+                .join(', ')}`
+            : '',
+        )
+      : null;
+  return el(
+    'div',
+    { class: 'hub-summary' },
+    el(
+      'p',
+      {},
+      el('strong', {}, model.model),
+      ' at commit ',
+      el('code', { id: 'hub-commit', title: model.commit }, model.commit.slice(0, 12)),
+    ),
+    el(
+      'ul',
+      {},
+      model.parameters
+        ? el('li', {}, `Parameters (vramplan): ${paramCount(model.parameters.total)}`)
+        : null,
+      stored,
+      model.model_error ? el('li', { class: 'field-error' }, model.model_error.message) : null,
+      model.notes.map((note) => el('li', { class: 'hub-note' }, note)),
+    ),
+  );
+}
+
+/** GiB for real checkpoints, MiB for small ones (tiny test models would read 0.00 GiB). */
+function storedSize(bytes: number): string {
+  return bytes >= 2 ** 30 ? gib(bytes) : `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 }

@@ -1,0 +1,242 @@
+// The inference (serving memory) view as a user meets it: the real `vramplan serve`, Debian's
+// chromium, and /api/infer's own answers to compare against. Screenshots go to
+// $VRAMPLAN_TEST_ARTIFACTS (default build/test-artifacts/).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, afterEach, before, test } from 'node:test';
+import {
+  accessibilityViolations,
+  artifactsDir,
+  launchBrowser,
+  postApi,
+  screenshot,
+  settled,
+  startServer,
+} from './lib.mjs';
+
+// Qwen2.5-14B has 40 attention heads and 8 KV heads: TP 2 is valid, TP 3 is not.
+const PRESET = 'Qwen2.5-14B';
+const SCENARIO = { model: PRESET, tp: 2, context: 8192, gpu_memory_utilization: 0.9 };
+
+let server;
+let browser;
+let page;
+const pageErrors = [];
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+  browser.context.on('weberror', (error) => pageErrors.push(error.error().message));
+  page = await browser.context.newPage();
+});
+
+afterEach(() => {
+  assert.deepEqual(pageErrors.splice(0), [], 'errors in the page');
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+/** What the page shows: sizes from data-bytes, counts from data-value. */
+async function displayed(target = page) {
+  const bytes = async (id) => Number(await target.locator(`#${id}`).getAttribute('data-bytes'));
+  const count = async (id) =>
+    (await target.locator(`#${id}`).count())
+      ? Number(await target.locator(`#${id}`).getAttribute('data-value'))
+      : null;
+  return {
+    device: await bytes('infer-device'),
+    weights: await bytes('infer-weights'),
+    kvCache: await bytes('infer-kv-cache'),
+    kvPerToken: await bytes('infer-kv-per-token'),
+    maxKvTokens: await count('infer-max-kv-tokens'),
+    maxSequences: await count('infer-max-sequences'),
+  };
+}
+
+async function assertMatchesApi(scenario, target = page) {
+  const api = await postApi(server.url, '/api/infer', scenario);
+  assert.equal(api.status, 200, JSON.stringify(api.body));
+  assert.deepEqual(await displayed(target), {
+    device: api.body.device_bytes,
+    weights: api.body.weights_bytes,
+    kvCache: api.body.kv_cache_bytes,
+    kvPerToken: api.body.kv_bytes_per_token,
+    maxKvTokens: api.body.max_kv_tokens,
+    maxSequences: api.body.max_sequences,
+  });
+  return api.body;
+}
+
+test('the inference view loads with a default scenario that matches the API', async () => {
+  await page.goto(`${server.url}?view=inference`);
+  await page.waitForSelector('#infer-device');
+  await settled(page);
+  assert.equal(await page.title(), 'vramplan · Inference');
+  assert.equal(await page.getAttribute('#views a[aria-current="page"]', 'href'), '?view=inference');
+  const body = await assertMatchesApi({ model: 'Llama-3.1-8B', gpu_memory_utilization: 0.9 });
+  assert.ok(body.max_kv_tokens > 0);
+});
+
+test('changing the preset, TP and context: max KV tokens and weights equal the API', async () => {
+  await page.selectOption('#f-model', PRESET);
+  await page.fill('#f-tp', '2');
+  await page.fill('#f-context', '8192');
+  await settled(page);
+  const body = await assertMatchesApi(SCENARIO);
+  assert.equal(
+    await page.locator('#infer-max-kv-tokens').textContent(),
+    body.max_kv_tokens.toLocaleString('en-US'),
+  );
+  // The rows table is the binding GPU's rows, each with its formula and source.
+  const rows = await page.locator('#breakdown tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => ({
+      component: tr.cells[0].textContent,
+      bytes: Number(tr.cells[1].dataset.bytes),
+      formula: tr.cells[3].textContent,
+      source: tr.cells[4].textContent,
+    })),
+  );
+  assert.deepEqual(
+    rows,
+    body.rows.map(({ component, bytes, formula, source }) => ({
+      component,
+      bytes,
+      formula,
+      source,
+    })),
+  );
+  assert.equal(await page.locator('#capacity-formula').textContent(), body.capacity.formula);
+  assert.equal(await page.locator('.fit-card').count(), body.fit.length);
+  // Unset inputs show what the core resolved: KV dtype auto → bf16, vLLM's block of 16.
+  assert.match(await page.locator('#f-kv_dtype option').first().textContent(), /bf16/);
+  assert.equal(await page.getAttribute('#f-block_size', 'placeholder'), '16');
+  await screenshot(page, 'desktop-inference');
+});
+
+test('per-module dtypes and the KV dtype change the answer as the API says', async () => {
+  await page.selectOption('#f-kv_dtype', 'fp8');
+  await page.selectOption('#f-mlp_dtype', 'int4');
+  await settled(page);
+  const body = await assertMatchesApi({ ...SCENARIO, kv_dtype: 'fp8', mlp_dtype: 'int4' });
+  assert.equal(body.scenario.weights.mlp.format, 'int4');
+  await page.selectOption('#f-kv_dtype', '');
+  await page.selectOption('#f-mlp_dtype', '');
+  await settled(page);
+  await assertMatchesApi(SCENARIO);
+});
+
+test('an invalid value shows the core’s message beside the field, and no numbers', async () => {
+  await page.fill('#f-tp', '3');
+  await settled(page);
+  const api = await postApi(server.url, '/api/infer', { ...SCENARIO, tp: 3 });
+  assert.equal(api.status, 400);
+  assert.equal(api.body.error.field, 'tp');
+  assert.equal(
+    await page.locator('[data-field="tp"] #f-tp-error').textContent(),
+    api.body.error.message,
+  );
+  assert.equal(await page.getAttribute('#f-tp', 'aria-invalid'), 'true');
+  assert.equal(await page.locator('#infer-device').count(), 0, 'no numbers for invalid inputs');
+  assert.equal(await page.locator('#results-error').textContent(), api.body.error.message);
+  await page.fill('#f-tp', '2');
+  await page.fill('#f-gpu_memory_utilization', '1.5');
+  await settled(page);
+  const fraction = await postApi(server.url, '/api/infer', {
+    ...SCENARIO,
+    gpu_memory_utilization: 1.5,
+  });
+  assert.equal(fraction.status, 400);
+  assert.equal(
+    await page.locator('#f-gpu_memory_utilization-error').textContent(),
+    fraction.body.error.message,
+  );
+  assert.equal(await page.locator('#f-tp-error').isVisible(), false);
+  await page.fill('#f-gpu_memory_utilization', '0.9');
+  await settled(page);
+  await assertMatchesApi(SCENARIO);
+});
+
+test('the shared URL restores the inference scenario', async () => {
+  assert.match(page.url(), /[?&]view=inference(&|$)/);
+  await page.click('#share-link');
+  const link = await page.inputValue('#share-url');
+  assert.equal(link, page.url());
+  const shown = await displayed();
+  const other = await browser.context.newPage();
+  await other.goto(link);
+  await other.waitForSelector('#infer-device');
+  await settled(other);
+  assert.equal(await other.inputValue('#f-model'), PRESET);
+  assert.equal(await other.inputValue('#f-tp'), '2');
+  assert.equal(await other.inputValue('#f-context'), '8192');
+  assert.equal(await other.inputValue('#f-gpu_memory_utilization'), '0.9');
+  assert.deepEqual(await displayed(other), shown);
+  await assertMatchesApi(SCENARIO, other);
+  await other.close();
+});
+
+test('exports: the CSV equals `vramplan infer --format csv`, the JSON holds the answer', async () => {
+  const [csvDownload] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('#export-csv'),
+  ]);
+  const csv = readFileSync(await csvDownload.path(), 'utf8');
+  const cli = execFileSync(
+    process.env.VRAMPLAN_BIN,
+    ['infer', '--model', PRESET, '--tp', '2', '--context', '8192'].concat([
+      '--gpu-memory-utilization',
+      '0.9',
+      '--format',
+      'csv',
+    ]),
+    { encoding: 'utf8' },
+  );
+  assert.equal(csv, cli);
+  assert.match(
+    csvDownload.suggestedFilename(),
+    /^vramplan-infer-Qwen2\.5-14B-tp2-context8192\.csv$/,
+  );
+  writeFileSync(path.join(artifactsDir, csvDownload.suggestedFilename()), csv);
+  const [jsonDownload] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('#export-json'),
+  ]);
+  const exported = JSON.parse(readFileSync(await jsonDownload.path(), 'utf8'));
+  assert.deepEqual(exported.input, SCENARIO);
+  assert.deepEqual(exported.estimate, (await postApi(server.url, '/api/infer', SCENARIO)).body);
+});
+
+test('pipeline ranks are listed when PP > 1', async () => {
+  await page.fill('#f-pp', '2');
+  await settled(page);
+  const body = await assertMatchesApi({ ...SCENARIO, pp: 2 });
+  const ranks = await page.locator('#ranks tbody tr').count();
+  assert.equal(ranks, body.ranks.length);
+  await page.fill('#f-pp', '');
+  await settled(page);
+});
+
+test('accessible, and on a phone one column without sideways scrolling', async () => {
+  assert.deepEqual(await accessibilityViolations(page), [], 'axe-core WCAG 2.1 A/AA audit');
+  const phone = await browser.context.newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await phone.goto(page.url());
+  await phone.waitForSelector('#infer-device');
+  await settled(phone);
+  assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= 390);
+  const inputs = await phone.locator('aside.inputs').boundingBox();
+  const outputs = await phone.locator('.outputs').boundingBox();
+  assert.ok(outputs.y >= inputs.y + inputs.height, 'results come below the inputs');
+  assert.equal(await phone.locator('#mini-peak').isVisible(), true);
+  await assertMatchesApi(SCENARIO, phone);
+  assert.deepEqual(await accessibilityViolations(phone), [], 'axe-core audit on a phone');
+  await screenshot(phone, 'phone-inference');
+  await phone.locator('#results').scrollIntoViewIfNeeded();
+  await phone.screenshot({ path: path.join(artifactsDir, 'phone-inference-results.png') });
+  await phone.close();
+});

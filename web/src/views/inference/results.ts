@@ -1,0 +1,556 @@
+// The serving estimate on screen: per-GPU memory, weights, KV cache and the capacity answer (max
+// KV tokens and sequences at the engine's fraction) as cards; the rows of the binding pipeline
+// rank as one stacked bar against the GPU, and as a table with every formula and source; the
+// pipeline ranks, parameters, the Hub checkpoint, warnings and a fit card per catalog GPU.
+
+import { Chart, capacityLine } from '../../charts';
+import { el, replace } from '../../dom';
+import { GIB, gib, groupDigits, paramCount, percent } from '../../format';
+import type { ApiError, InferenceEstimate, Row } from '../../types';
+import { bytesCell, fitCard, verdictText, warningList } from '../../widgets';
+
+/** One colour per kind of row; the weights of each module class get their own shade of blue. */
+function rowColor(component: string, index: number): string {
+  const c = component.toLowerCase();
+  const table: [string, string][] = [
+    ['attention', '#1f77b4'],
+    ['mlp', '#4a98d3'],
+    ['expert', '#0b4f85'],
+    ['embedding', '#7fb3e0'],
+    ['lm head', '#2f6f9f'],
+    ['norm', '#9ecae1'],
+    ['rotary', '#c6dbef'],
+    ['kv cache', '#2ca02c'],
+    ['activation', '#8c564b'],
+    ['cuda graph', '#9467bd'],
+    ['non-torch', '#bcbd22'],
+    ['cuda context', '#637939'],
+    ['nccl', '#8c6d31'],
+  ];
+  for (const [part, color] of table) if (c.includes(part)) return color;
+  const spare = ['#843c39', '#7b4173', '#3182bd', '#31a354', '#756bb1', '#e6550d'];
+  return spare[index % spare.length];
+}
+
+function countText(n: number | null | undefined): string {
+  return n === null || n === undefined ? '—' : groupDigits(n);
+}
+
+export class InferenceResults {
+  readonly element: HTMLElement;
+  readonly mini: HTMLElement;
+  private readonly status: HTMLElement;
+  private readonly cards: HTMLElement;
+  private readonly body: HTMLElement;
+  private readonly canvas: HTMLCanvasElement;
+  private readonly capacity: HTMLElement;
+  private readonly table: HTMLElement;
+  private readonly ranks: HTMLElement;
+  private readonly ranksCard: HTMLElement;
+  private readonly params: HTMLElement;
+  private readonly warnings: HTMLElement;
+  private readonly fit: HTMLElement;
+  private chart: Chart | null = null;
+  private estimate: InferenceEstimate | null = null;
+
+  constructor() {
+    this.status = el('p', { class: 'status', id: 'results-status', role: 'status' });
+    this.cards = el('div', { class: 'peak-cards', id: 'infer-cards', 'aria-live': 'polite' });
+    this.canvas = el('canvas', {
+      id: 'infer-chart',
+      role: 'img',
+      'aria-label': 'Stacked bar of memory per GPU by component (not computed yet)',
+      'aria-describedby': 'infer-table-caption',
+    });
+    this.capacity = el('div', { id: 'capacity' });
+    this.table = el('div', {
+      class: 'table-wrap',
+      id: 'breakdown',
+      tabindex: '0',
+      role: 'region',
+      'aria-label': 'Breakdown table',
+    });
+    this.ranks = el('div', { class: 'table-wrap', id: 'ranks' });
+    this.ranksCard = el(
+      'section',
+      { class: 'card', 'aria-labelledby': 'ranks-title' },
+      el('h3', { id: 'ranks-title' }, 'Pipeline ranks'),
+      this.ranks,
+    );
+    this.params = el('div', { class: 'params', id: 'parameters' });
+    this.warnings = el('div', { class: 'warnings', id: 'warnings' });
+    this.fit = el('div', { class: 'fit-cards', id: 'fit' });
+    this.body = el(
+      'div',
+      { class: 'results-body' },
+      el(
+        'section',
+        { class: 'card', 'aria-labelledby': 'capacity-title' },
+        el('h3', { id: 'capacity-title' }, 'KV cache capacity'),
+        this.capacity,
+      ),
+      el(
+        'section',
+        { class: 'card chart-card', 'aria-labelledby': 'infer-chart-title' },
+        el('h3', { id: 'infer-chart-title' }, 'Memory per GPU'),
+        el('div', { class: 'chart-box' }, this.canvas),
+      ),
+      el(
+        'section',
+        { class: 'card', 'aria-labelledby': 'table-title' },
+        el('h3', { id: 'table-title' }, 'Breakdown'),
+        this.table,
+      ),
+      this.ranksCard,
+      el(
+        'div',
+        { class: 'two-col' },
+        el(
+          'section',
+          { class: 'card', 'aria-labelledby': 'params-title' },
+          el('h3', { id: 'params-title' }, 'Parameters'),
+          this.params,
+        ),
+        el(
+          'section',
+          { class: 'card', 'aria-labelledby': 'warnings-title' },
+          el('h3', { id: 'warnings-title' }, 'Warnings and notes'),
+          this.warnings,
+        ),
+      ),
+      el(
+        'section',
+        { class: 'card', 'aria-labelledby': 'fit-title' },
+        el('h3', { id: 'fit-title' }, 'Does it fit?'),
+        el(
+          'p',
+          { class: 'hint' },
+          'Device memory per GPU (weights, the KV cache of the sequences asked for, the ' +
+            'activation peak, graphs and overheads) against each GPU’s memory.',
+        ),
+        this.fit,
+      ),
+    );
+    this.mini = el('div', { class: 'mini-peak no-print', id: 'mini-peak' });
+    this.element = el(
+      'section',
+      { class: 'results', id: 'results', 'aria-labelledby': 'results-title' },
+      el('h2', { id: 'results-title', class: 'sr-only' }, 'Results'),
+      this.status,
+      this.cards,
+      this.body,
+    );
+  }
+
+  setPending(): void {
+    this.element.classList.add('pending');
+    this.element.setAttribute('aria-busy', 'true');
+    this.status.textContent = 'Updating…';
+    this.mini.classList.add('pending');
+  }
+
+  showInvalid(error: ApiError | null, note: string): void {
+    this.estimate = null;
+    this.element.classList.remove('pending');
+    this.element.classList.add('invalid');
+    this.element.removeAttribute('aria-busy');
+    this.status.textContent = note;
+    replace(
+      this.cards,
+      el('div', { class: 'invalid-note', id: 'results-error' }, error ? error.message : note),
+    );
+    this.body.hidden = true;
+    this.mini.classList.remove('pending');
+    replace(
+      this.mini,
+      el('span', {}, 'Invalid input: see the highlighted field'),
+      el('a', { href: '#results' }, 'Details'),
+    );
+  }
+
+  show(estimate: InferenceEstimate): void {
+    this.estimate = estimate;
+    this.element.classList.remove('pending', 'invalid');
+    this.element.removeAttribute('aria-busy');
+    this.body.hidden = false;
+    this.status.textContent = 'Up to date';
+    this.renderCards();
+    this.renderMini();
+    this.renderCapacity();
+    this.renderChart();
+    this.renderTable();
+    this.renderRanks();
+    this.renderParams();
+    replace(this.warnings, warningList(estimate.warnings));
+    replace(
+      this.fit,
+      estimate.fit.map((f, i) => fitCard(f, i === 0)),
+    );
+  }
+
+  current(): InferenceEstimate | null {
+    return this.estimate;
+  }
+
+  private renderCards(): void {
+    const e = this.estimate!;
+    const scenario = e.scenario as Record<string, unknown>;
+    const chosen = e.fit[0];
+    const card = (cls: string, title: string, value: HTMLElement, note: string) =>
+      el(
+        'div',
+        { class: `peak-card ${cls}` },
+        el('span', { class: 'peak-title' }, title),
+        value,
+        el('small', {}, note),
+      );
+    const capacityCards = e.capacity
+      ? [
+          card(
+            'capacity',
+            'Max KV tokens',
+            el(
+              'strong',
+              {
+                class: 'peak-value',
+                id: 'infer-max-kv-tokens',
+                'data-value': String(e.max_kv_tokens),
+              },
+              countText(e.max_kv_tokens),
+            ),
+            `at ${e.capacity.engine} fraction ${e.capacity.fraction}; every layer`,
+          ),
+          card(
+            'capacity',
+            'Max sequences',
+            el(
+              'strong',
+              {
+                class: 'peak-value',
+                id: 'infer-max-sequences',
+                'data-value': String(e.max_sequences),
+              },
+              countText(e.max_sequences),
+            ),
+            `of ${groupDigits(Number(scenario.context ?? 0))} tokens each`,
+          ),
+        ]
+      : [];
+    replace(
+      this.cards,
+      el(
+        'p',
+        { class: 'peak-stage' },
+        'Per GPU of ',
+        el('strong', { id: 'infer-layout' }, layoutText(scenario)),
+        e.ranks.length > 1 ? ` · rows of pipeline rank ${e.binding_rank} (the binding one)` : '',
+      ),
+      el(
+        'div',
+        { class: 'peak-grid' },
+        card(
+          'device_bytes',
+          'Device memory',
+          bytesCell('strong', e.device_bytes, { class: 'peak-value', id: 'infer-device' }),
+          `allocated ${gib(e.allocated_bytes)}, reserved ${gib(e.reserved_bytes)}`,
+        ),
+        card(
+          'weights',
+          'Weights',
+          bytesCell('strong', e.weights_bytes, { class: 'peak-value', id: 'infer-weights' }),
+          'every weight, scale and buffer',
+        ),
+        card(
+          'kv',
+          'KV cache',
+          bytesCell('strong', e.kv_cache_bytes, { class: 'peak-value', id: 'infer-kv-cache' }),
+          `${groupDigits(Number(scenario.batch ?? 1))} × ${gib(e.kv_bytes_per_sequence)} per sequence`,
+        ),
+        card(
+          'kv',
+          'KV bytes per token',
+          el(
+            'strong',
+            {
+              class: 'peak-value',
+              id: 'infer-kv-per-token',
+              'data-bytes': String(e.kv_bytes_per_token),
+            },
+            `${groupDigits(e.kv_bytes_per_token)} B`,
+          ),
+          'one token in every layer of this GPU',
+        ),
+        capacityCards,
+        chosen
+          ? el(
+              'div',
+              { class: `peak-card verdict verdict-${chosen.verdict}` },
+              el('span', { class: 'peak-title' }, chosen.name ?? chosen.gpu),
+              el(
+                'strong',
+                { class: 'peak-value', id: 'peak-verdict' },
+                verdictText(chosen.verdict),
+              ),
+              el(
+                'small',
+                {},
+                `${percent(chosen.used_fraction)} of ${gib(chosen.usable_bytes)} usable`,
+              ),
+            )
+          : null,
+      ),
+    );
+  }
+
+  private renderMini(): void {
+    const e = this.estimate!;
+    const chosen = e.fit[0];
+    this.mini.classList.remove('pending');
+    replace(
+      this.mini,
+      el(
+        'span',
+        {},
+        el('strong', {}, gib(e.device_bytes)),
+        ' per GPU',
+        e.max_kv_tokens !== null
+          ? [' · ', el('strong', {}, countText(e.max_kv_tokens)), ' KV tokens']
+          : '',
+        chosen ? ` · ${verdictText(chosen.verdict)} on ${chosen.gpu}` : '',
+      ),
+      el('a', { href: '#results' }, 'Results'),
+    );
+  }
+
+  private renderCapacity(): void {
+    const c = this.estimate!.capacity;
+    if (!c) {
+      replace(
+        this.capacity,
+        el(
+          'p',
+          { class: 'hint', id: 'capacity-hint' },
+          'Set “GPU memory utilization (vLLM)” or “Static memory fraction (SGLang)” under ' +
+            'Engine to see how many KV tokens and sequences fit.',
+        ),
+      );
+      return;
+    }
+    const item = (term: string, value: HTMLElement | string) => [
+      el('dt', {}, term),
+      el('dd', {}, value),
+    ];
+    replace(
+      this.capacity,
+      el(
+        'dl',
+        { class: 'param-list' },
+        item('Requested', bytesCell('span', c.requested_bytes)),
+        item('KV budget', bytesCell('span', c.kv_budget_bytes, { id: 'capacity-budget' })),
+        item('Blocks', countText(c.num_blocks)),
+        item('Max KV tokens', countText(c.max_kv_tokens)),
+        item('Max sequences', countText(c.max_sequences)),
+        c.shortfall_bytes > 0
+          ? item('Short by', bytesCell('span', c.shortfall_bytes, { class: 'field-error' }))
+          : null,
+      ),
+      el('p', { class: 'formula', id: 'capacity-formula' }, c.formula),
+      el('p', { class: 'source hint' }, c.source),
+    );
+  }
+
+  private renderChart(): void {
+    const e = this.estimate!;
+    const capacity = e.fit[0];
+    const capacityGiB = capacity ? capacity.usable_bytes / GIB : null;
+    const label = e.ranks.length > 1 ? `per GPU (pipeline rank ${e.binding_rank})` : 'per GPU';
+    const datasets = e.rows.map((row: Row, index: number) => ({
+      label: row.component,
+      backgroundColor: rowColor(row.component, index),
+      data: [row.bytes / GIB],
+      stack: 'memory',
+      maxBarThickness: 180,
+    }));
+    this.canvas.setAttribute(
+      'aria-label',
+      `Stacked bar of memory per GPU: ${gib(e.device_bytes)} of device memory in ` +
+        `${e.rows.length} parts` +
+        (capacity ? ` against ${gib(capacity.usable_bytes)} on ${capacity.gpu}` : '') +
+        '. The breakdown table below lists every value.',
+    );
+    const suggestedMax = Math.max(e.device_bytes / GIB, capacityGiB ?? 0) * 1.08;
+    this.chart?.destroy();
+    this.chart = new Chart(this.canvas, {
+      type: 'bar',
+      data: { labels: [label], datasets },
+      plugins: [capacityLine],
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        scales: {
+          x: { stacked: true },
+          y: {
+            stacked: true,
+            beginAtZero: true,
+            suggestedMax,
+            title: { display: true, text: 'GiB per GPU' },
+          },
+        },
+        plugins: {
+          // Beside the single bar on wide screens, below it on phones.
+          legend: { position: window.innerWidth < 700 ? ('bottom' as const) : ('right' as const) },
+          tooltip: {
+            callbacks: {
+              label: (item: { dataset: { label?: string }; raw: unknown }) =>
+                `${item.dataset.label}: ${(item.raw as number).toFixed(2)} GiB`,
+            },
+          },
+          capacityLine: {
+            value: capacityGiB,
+            label: capacity ? `${capacity.gpu}: ${gib(capacity.usable_bytes)}` : '',
+          },
+        },
+      },
+    });
+  }
+
+  private renderTable(): void {
+    const e = this.estimate!;
+    const rows = e.rows.map((row) =>
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'row' }, row.component),
+        bytesCell('td', row.bytes, { class: 'num' }),
+        el('td', {}, row.counts_toward),
+        el('td', { class: 'formula' }, row.formula),
+        el('td', { class: 'source' }, row.source),
+      ),
+    );
+    const total = (label: string, bytes: number) =>
+      el(
+        'tr',
+        { class: 'total' },
+        el('th', { scope: 'row' }, label),
+        bytesCell('td', bytes, { class: 'num' }),
+        el('td', { colspan: '3' }),
+      );
+    replace(
+      this.table,
+      el(
+        'table',
+        { class: 'breakdown-table' },
+        el(
+          'caption',
+          { id: 'infer-table-caption' },
+          e.ranks.length > 1
+            ? `Per GPU of pipeline rank ${e.binding_rank}, the one that binds`
+            : 'Per GPU',
+        ),
+        el(
+          'thead',
+          {},
+          el(
+            'tr',
+            {},
+            ...['Component', 'Size', 'Counts toward', 'Formula', 'Source'].map((h) =>
+              el('th', { scope: 'col' }, h),
+            ),
+          ),
+        ),
+        el('tbody', {}, rows),
+        el(
+          'tfoot',
+          {},
+          total('Allocated', e.allocated_bytes),
+          total('Reserved', e.reserved_bytes),
+          total('Device', e.device_bytes),
+        ),
+      ),
+    );
+  }
+
+  private renderRanks(): void {
+    const e = this.estimate!;
+    this.ranksCard.hidden = e.ranks.length < 2;
+    if (e.ranks.length < 2) return;
+    const head = [
+      'Rank',
+      'Layers',
+      'Weights',
+      'KV per token',
+      'Activations',
+      'Device',
+      'Max KV tokens',
+    ];
+    replace(
+      this.ranks,
+      el(
+        'table',
+        {},
+        el(
+          'thead',
+          {},
+          el(
+            'tr',
+            {},
+            head.map((h) => el('th', { scope: 'col' }, h)),
+          ),
+        ),
+        el(
+          'tbody',
+          {},
+          e.ranks.map((r) =>
+            el(
+              'tr',
+              { 'data-rank': String(r.rank) },
+              el('th', { scope: 'row' }, r.name ?? `rank ${r.rank}`),
+              el('td', { class: 'num' }, String(r.layers)),
+              bytesCell('td', r.weights_bytes, { class: 'num' }),
+              el('td', { class: 'num' }, `${groupDigits(r.kv_bytes_per_token)} B`),
+              bytesCell('td', r.activation_bytes, { class: 'num' }),
+              bytesCell('td', r.device_bytes, { class: 'num' }),
+              el('td', { class: 'num' }, countText(r.max_kv_tokens)),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  private renderParams(): void {
+    const e = this.estimate!;
+    const p = e.parameters;
+    const checkpoint = e.checkpoint;
+    replace(
+      this.params,
+      el(
+        'dl',
+        { class: 'param-list' },
+        el('dt', {}, 'Total'),
+        el('dd', {}, `${paramCount(p.total)} (${groupDigits(p.total)})`),
+        el('dt', {}, 'Active per token'),
+        el('dd', {}, `${paramCount(p.active)} (${groupDigits(p.active)})`),
+        checkpoint?.available && checkpoint.total_bytes !== undefined
+          ? [
+              el('dt', {}, 'Checkpoint on the Hub'),
+              el('dd', {}, bytesCell('span', checkpoint.total_bytes)),
+            ]
+          : null,
+      ),
+    );
+  }
+}
+
+/** "TP 2 · PP 1 · 8,192 tokens × 4 sequences · vLLM" from the resolved scenario. */
+function layoutText(s: Record<string, unknown>): string {
+  const parts = [`TP ${s.tp ?? 1}`];
+  if (Number(s.pp ?? 1) > 1) parts.push(`PP ${s.pp}`);
+  if (Number(s.ep ?? 1) > 1) parts.push(`EP ${s.ep}`);
+  if (Number(s.dp ?? 1) > 1) parts.push(`DP ${s.dp}`);
+  parts.push(
+    `${groupDigits(Number(s.context ?? 0))} tokens × ${groupDigits(Number(s.batch ?? 1))}`,
+  );
+  parts.push(String(s.engine ?? 'vllm'));
+  return parts.join(' · ');
+}
