@@ -28,6 +28,9 @@ import type { View, ViewHost } from './view';
 export const planView: View = {
   id: 'plan',
   title: 'Plan',
+  // The plan form keeps every value as the text of its input, so a shared link's values need
+  // no typing: they go into the inputs as they are.
+  options: () => [],
   mount(container, host) {
     new PlanPage(container, host);
   },
