@@ -103,6 +103,10 @@ test('a gated model: the server’s refusal is shown beside the Hub field', asyn
   assert.match(await page.locator('#hub-pending').textContent(), /Press Fetch/);
   // A revision that does not exist, then a good id again.
   await fetchFromHub(`${MODEL}@no-such-branch`);
+  // The previous (gated) message stays until the new answer arrives: wait for it, not a pause.
+  await page.waitForFunction(() =>
+    document.querySelector('#f-model-error')?.textContent?.includes('no-such-branch'),
+  );
   await settled(page);
   assert.match(await page.locator('#f-model-error').textContent(), /no-such-branch/);
   await fetchFromHub(`${MODEL}@v1.0`);

@@ -29,6 +29,9 @@ export async function startServer({ env = {} } = {}) {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });
+  // A test file that fails before its after() hook (or is killed by ctest's timeout) must not
+  // leave a server behind.
+  process.on('exit', () => child.kill('SIGTERM'));
   let output = '';
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server printed no URL: ${output}`)), 20000);
