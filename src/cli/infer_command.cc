@@ -1,7 +1,6 @@
 // `vramplan infer`: per-GPU serving memory, and how many KV tokens and sequences fit at an
 // engine's memory fraction.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <iostream>
 #include <map>
@@ -9,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/settings_flags.h"
 #include "hub/hub_models.h"
 #include "vramplan/hardware.h"
 #include "vramplan/inference.h"
@@ -17,22 +17,11 @@
 namespace vramplan::cli {
 namespace {
 
-struct InferArgs {
-  std::map<std::string, std::string> values;  // setting key -> text as typed
-  std::map<std::string, CLI::Option*> options;
-  std::map<std::string, bool> negated;  // --no-<flag> given
-  std::string scenario_file;
+struct InferArgs : SettingsFlags {
   std::string format = "table";
   std::string color = "auto";
   int width = 0;
 };
-
-std::string help_text(const OptionSpec& o) {
-  std::string text = o.help;
-  if (o.kind == OptionKind::kChoice) text += fmt::format(" [{}]", o.choices);
-  if (o.default_text[0] != '\0') text += fmt::format(" (default: {})", o.default_text);
-  return text;
-}
 
 std::string group_title(const std::string& group) {
   static const std::map<std::string, std::string> titles = {{"model", "Model"},
@@ -47,35 +36,11 @@ std::string group_title(const std::string& group) {
   return it == titles.end() ? group : it->second;
 }
 
-const char* type_name(OptionKind kind) {
-  switch (kind) {
-    case OptionKind::kInteger:
-      return "INT";
-    case OptionKind::kNumber:
-      return "NUM";
-    case OptionKind::kBool:
-      return "[BOOL]";
-    case OptionKind::kChoice:
-      return "CHOICE";
-    default:
-      return "TEXT";
-  }
-}
-
 void register_options(CLI::App& cmd, InferArgs& args) {
   for (const OptionSpec& o : inference_options()) {
     if (o.kind == OptionKind::kObject) continue;  // inline objects come from scenario files
-    const std::string key = o.key;
-    CLI::Option* opt = cmd.add_option(flag_name(key), args.values[key], help_text(o));
-    opt->group(group_title(o.group));
-    opt->type_name(type_name(o.kind));
-    if (o.kind == OptionKind::kBool) {
-      opt->expected(0, 1);  // "--flag" alone means true
-      cmd.add_flag(flag_name("no_" + key), args.negated[key],
-                   "same as " + flag_name(key) + " false")
-          ->group(group_title(o.group));
-    }
-    args.options[key] = opt;
+    add_setting_flag(cmd, o, setting_help(o), group_title(o.group), args,
+                     setting_type_name(o.kind));
   }
 }
 
@@ -84,43 +49,6 @@ int report_infer_error(Error error) {
   for (const OptionSpec& o : inference_options())
     if (error.field == o.key && o.kind != OptionKind::kObject) error.field = flag_name(o.key);
   return report_error(error);
-}
-
-Result<nlohmann::json> collect_settings(const InferArgs& args) {
-  nlohmann::json settings = nlohmann::json::object();
-  if (!args.scenario_file.empty()) {
-    Result<std::string> text = read_text_file(args.scenario_file, "scenario");
-    if (!text) return text.error();
-    settings = nlohmann::json::parse(*text, nullptr, false);
-    if (settings.is_discarded() || !settings.is_object())
-      return Error{"scenario", args.scenario_file,
-                   "a JSON object of settings (keys as the flags, with underscores)",
-                   "not a valid JSON object"};
-  }
-  for (const auto& [key, option] : args.options) {
-    if (option->count() == 0) continue;
-    const std::string& value = args.values.at(key);
-    const bool bare_flag = value.empty() && option->get_expected_min() == 0;
-    settings[key] = bare_flag ? "true" : value;
-  }
-  for (const auto& [key, given] : args.negated)
-    if (given) settings[key] = "false";
-  return settings;
-}
-
-bool use_color(const std::string& color) {
-  if (color == "always") return true;
-  if (color == "never") return false;
-  return isatty(STDOUT_FILENO) && getenv("NO_COLOR") == nullptr;
-}
-
-int terminal_width(int requested) {
-  if (requested > 0) return requested;
-  if (const char* columns = getenv("COLUMNS")) {
-    const int w = atoi(columns);
-    if (w >= 40) return w;
-  }
-  return 100;
 }
 
 int run_infer(const InferArgs& args) {

@@ -7,17 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/settings_flags.h"
 #include "vramplan/planner.h"
 #include "vramplan/scenario_io.h"
 
 namespace vramplan::cli {
 namespace {
 
-struct PlanArgs {
-  std::map<std::string, std::string> values;  // setting key -> text as typed
-  std::map<std::string, CLI::Option*> options;
-  std::map<std::string, bool> negated;  // --no-<flag> given
-  std::string scenario_file;
+struct PlanArgs : SettingsFlags {
   std::string format = "table";
 };
 
@@ -36,42 +33,10 @@ void register_settings(CLI::App& cmd, PlanArgs& args) {
   }
   for (const OptionSpec& o : scenario_options()) {
     if (o.kind == OptionKind::kObject) continue;  // inline objects come from scenario files
-    const std::string key = o.key;
-    std::string help = o.help;
-    if (key == "gpus") help = "GPUs to plan for (required)";
-    if (o.kind == OptionKind::kChoice) help += fmt::format(" [{}]", o.choices);
-    CLI::Option* opt = cmd.add_option(flag_name(key), args.values[key], help);
-    opt->group(key == "gpus" ? "Planner" : group_of(o.group));
-    if (o.kind == OptionKind::kBool) {
-      opt->expected(0, 1);  // "--flag" alone means true
-      cmd.add_flag(flag_name("no_" + key), args.negated[key],
-                   "same as " + flag_name(key) + " false")
-          ->group(group_of(o.group));
-    }
-    args.options[key] = opt;
+    const bool gpus = std::string(o.key) == "gpus";
+    add_setting_flag(cmd, o, gpus ? "GPUs to plan for (required)" : setting_help(o, false),
+                     gpus ? "Planner" : group_of(o.group), args);
   }
-}
-
-// Scenario file first, flags on top (as `vramplan estimate` reads them).
-Result<nlohmann::json> collect_settings(const PlanArgs& args) {
-  nlohmann::json settings = nlohmann::json::object();
-  if (!args.scenario_file.empty()) {
-    Result<std::string> text = read_text_file(args.scenario_file, "scenario");
-    if (!text) return text.error();
-    settings = nlohmann::json::parse(*text, nullptr, false);
-    if (settings.is_discarded() || !settings.is_object())
-      return Error{"scenario", args.scenario_file,
-                   "a JSON object of settings (keys as the flags, with underscores)",
-                   "not a valid JSON object"};
-  }
-  for (const auto& [key, option] : args.options) {
-    if (option->count() == 0) continue;
-    const std::string& value = args.values.at(key);
-    settings[key] = value.empty() && option->get_expected_min() == 0 ? "true" : value;
-  }
-  for (const auto& [key, given] : args.negated)
-    if (given) settings[key] = "false";
-  return settings;
 }
 
 // Planner settings are named as the flags a user typed, like scenario keys.

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cli/commands.h"
+#include "cli/settings_flags.h"
 #include "vramplan/hardware.h"
 #include "vramplan/roofline.h"
 #include "vramplan/scenario_io.h"
@@ -21,11 +22,7 @@ namespace {
 constexpr int kMaxGpusPerNode = 1024;
 constexpr double kMaxGbps = 1e6;  // a petabyte per second per GPU is a typo
 
-struct RooflineArgs {
-  std::map<std::string, std::string> values;  // scenario key -> text as typed
-  std::map<std::string, CLI::Option*> options;
-  std::map<std::string, bool> negated;  // --no-<flag> given
-  std::string scenario_file;
+struct RooflineArgs : SettingsFlags {
   std::string catalog_file;
   std::string format = "table";
   CLI::Option* gpus_per_node = nullptr;
@@ -40,41 +37,8 @@ struct RooflineArgs {
 void register_scenario_options(CLI::App& cmd, RooflineArgs& args) {
   for (const OptionSpec& o : scenario_options()) {
     if (o.kind == OptionKind::kObject) continue;
-    const std::string key = o.key;
-    std::string help = o.help;
-    if (o.kind == OptionKind::kChoice) help += fmt::format(" [{}]", o.choices);
-    if (o.default_text[0] != '\0') help += fmt::format(" (default: {})", o.default_text);
-    CLI::Option* opt = cmd.add_option(flag_name(key), args.values[key], help);
-    opt->group("Scenario (as for `vramplan estimate`)");
-    if (o.kind == OptionKind::kBool) {
-      opt->expected(0, 1);
-      cmd.add_flag(flag_name("no_" + key), args.negated[key],
-                   "same as " + flag_name(key) + " false")
-          ->group("Scenario (as for `vramplan estimate`)");
-    }
-    args.options[key] = opt;
+    add_setting_flag(cmd, o, setting_help(o), "Scenario (as for `vramplan estimate`)", args);
   }
-}
-
-Result<nlohmann::json> collect_settings(const RooflineArgs& args) {
-  nlohmann::json settings = nlohmann::json::object();
-  if (!args.scenario_file.empty()) {
-    Result<std::string> text = read_text_file(args.scenario_file, "scenario");
-    if (!text) return text.error();
-    settings = nlohmann::json::parse(*text, nullptr, false);
-    if (settings.is_discarded() || !settings.is_object())
-      return Error{"scenario", args.scenario_file,
-                   "a JSON object of settings (keys as the flags, with underscores)",
-                   "not a valid JSON object"};
-  }
-  for (const auto& [key, option] : args.options) {
-    if (option->count() == 0) continue;
-    const std::string& value = args.values.at(key);
-    settings[key] = (value.empty() && option->get_expected_min() == 0) ? "true" : value;
-  }
-  for (const auto& [key, given] : args.negated)
-    if (given) settings[key] = "false";
-  return settings;
 }
 
 Result<GpuCatalog> load_catalog(const std::string& path) {

@@ -1,0 +1,88 @@
+#include "cli/settings_flags.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "cli/commands.h"
+
+namespace vramplan::cli {
+
+std::string setting_help(const OptionSpec& o, bool with_default) {
+  std::string text = o.help;
+  if (o.kind == OptionKind::kChoice) text += fmt::format(" [{}]", o.choices);
+  if (with_default && o.default_text[0] != '\0')
+    text += fmt::format(" (default: {})", o.default_text);
+  return text;
+}
+
+const char* setting_type_name(OptionKind kind) {
+  switch (kind) {
+    case OptionKind::kInteger:
+      return "INT";
+    case OptionKind::kNumber:
+      return "NUM";
+    case OptionKind::kBool:
+      return "[BOOL]";
+    case OptionKind::kChoice:
+      return "CHOICE";
+    default:
+      return "TEXT";
+  }
+}
+
+CLI::Option* add_setting_flag(CLI::App& cmd, const OptionSpec& o, const std::string& help,
+                              const std::string& group, SettingsFlags& flags,
+                              const char* type_name) {
+  const std::string key = o.key;
+  CLI::Option* opt = cmd.add_option(flag_name(key), flags.values[key], help);
+  opt->group(group);
+  if (type_name) opt->type_name(type_name);
+  if (o.kind == OptionKind::kBool) {
+    opt->expected(0, 1);  // "--flag" alone means true
+    cmd.add_flag(flag_name("no_" + key), flags.negated[key], "same as " + flag_name(key) + " false")
+        ->group(group);
+  }
+  flags.options[key] = opt;
+  return opt;
+}
+
+Result<nlohmann::json> collect_settings(const SettingsFlags& flags) {
+  nlohmann::json settings = nlohmann::json::object();
+  if (!flags.scenario_file.empty()) {
+    Result<std::string> text = read_text_file(flags.scenario_file, "scenario");
+    if (!text) return text.error();
+    settings = nlohmann::json::parse(*text, nullptr, false);
+    if (settings.is_discarded() || !settings.is_object())
+      return Error{"scenario", flags.scenario_file,
+                   "a JSON object of settings (keys as the flags, with underscores)",
+                   "not a valid JSON object"};
+  }
+  for (const auto& [key, option] : flags.options) {
+    if (option->count() == 0) continue;
+    const std::string& value = flags.values.at(key);
+    const bool bare_flag = value.empty() && option->get_expected_min() == 0;
+    settings[key] = bare_flag ? "true" : value;  // only booleans may stand alone
+  }
+  for (const auto& [key, given] : flags.negated)
+    if (given) settings[key] = "false";
+  return settings;
+}
+
+bool use_color(const std::string& color) {
+  if (color == "always") return true;
+  if (color == "never") return false;
+  return isatty(STDOUT_FILENO) && getenv("NO_COLOR") == nullptr;
+}
+
+int terminal_width(int requested) {
+  if (requested > 0) return requested;
+  if (const char* columns = getenv("COLUMNS")) {
+    const int w = atoi(columns);
+    if (w >= 40) return w;
+  }
+  return 100;
+}
+
+}  // namespace vramplan::cli
