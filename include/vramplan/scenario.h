@@ -148,6 +148,19 @@ struct Conventions {
   int64_t comm_bucket_elements = 0;
   // torch's foreach (non-fused) Adam allocates a state-sized temporary during the step.
   bool optimizer_foreach_temporaries = false;
+  // Gradients are created by the backward and freed by zero_grad(set_to_none=True) after each
+  // step (torch's default since 2.0; FSDP2's sharded grads) instead of living in a persistent
+  // buffer (Megatron's main_grad, nanotron's accumulator). With one microbatch per step they
+  // are absent while the activations peak at the start of the backward.
+  bool lazy_gradients = false;
+  // FSDP with a mixed-precision policy (FSDP2 MixedPrecisionPolicy(param_dtype=bf16,
+  // reduce_dtype=fp32)) all-gathers the compute-dtype cast, not the stored fp32 shard, and
+  // casts each unit's gradients to the reduce dtype before its reduce-scatter.
+  bool fsdp_mixed_precision = false;
+  // Pipeline engines that keep each in-flight microbatch's stage output (the hidden state they
+  // sent) until its backward: torch.distributed.pipelining, nanotron, DeepSpeed. Megatron frees
+  // the output's storage once sent (deallocate_pipeline_outputs).
+  bool pipeline_keeps_stage_outputs = false;
 };
 
 struct Scenario {

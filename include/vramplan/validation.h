@@ -48,11 +48,23 @@ struct AccuracyTarget {
   bool met() const { return at_most ? value <= target : value >= target; }
 };
 
+// How far the Ultra-Scale sweep disagrees with itself: runs whose per-GPU memory cannot depend
+// on the differences between them (ZeRO-0, so not on dp; a full pipeline, so not on grad_accum)
+// are grouped by (model, tp, pp, micro-batch), and each run is compared with its group's median.
+// No predictor that sees only the layout can beat these figures on those runs.
+struct NoiseFloor {
+  int groups = 0;  // with at least two runs
+  int rows = 0;
+  double median_abs_pct = 0;
+  double p90_abs_pct = 0;
+};
+
 struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::vector<DatasetSummary> summaries;
   FitConfusion fit;
   std::vector<AccuracyTarget> targets;
+  NoiseFloor ultrascale_noise;
 };
 
 // Runs every measured row through the estimator with one set of framework conventions per

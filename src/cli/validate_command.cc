@@ -55,6 +55,11 @@ nlohmann::json to_json(const ValidationReport& report) {
                               {"target", t.target},
                               {"at_most", t.at_most},
                               {"met", t.met()}});
+  const NoiseFloor& n = report.ultrascale_noise;
+  out["ultrascale_noise_floor"] = {{"groups", n.groups},
+                                   {"rows", n.rows},
+                                   {"median_abs_pct", n.median_abs_pct},
+                                   {"p90_abs_pct", n.p90_abs_pct}};
   return out;
 }
 
@@ -86,6 +91,13 @@ void print_table(const ValidationReport& report, bool rows) {
   for (const AccuracyTarget& t : report.targets)
     std::cout << fmt::format("{:<4} {:<52} {:>7.1f}  (target {} {})\n", t.met() ? "ok" : "MISS",
                              t.name, t.value, t.at_most ? "<=" : ">=", t.target);
+  const NoiseFloor& n = report.ultrascale_noise;
+  std::cout << fmt::format(
+      "\nUltra-Scale noise floor: {} runs in {} groups that must measure the same (ZeRO-0, full\n"
+      "pipeline, same model/tp/pp/micro-batch) differ from their group's median by median "
+      "{:.1f}%,\n"
+      "p90 {:.1f}%: no prediction from the layout alone can do better on them.\n",
+      n.rows, n.groups, n.median_abs_pct, n.p90_abs_pct);
 }
 
 int run_validate(const ValidateArgs& args) {

@@ -41,6 +41,9 @@ constexpr const char* kSourceBuckets =
     "DeepSpeed ZeRO reduce_bucket_size / allgather_bucket_size (docs/frameworks.md)";
 constexpr const char* kSourceOptimizerStep =
     "torch.optim foreach Adam/AdamW (_multi_tensor_adam: sqrt of the second moment)";
+constexpr const char* kSourceStageOutputs =
+    "torch.distributed.pipelining / nanotron / DeepSpeed pipeline engines keep each sent "
+    "activation until its backward (docs/frameworks.md)";
 constexpr const char* kSourceContext = "CUDA context and kernels (FORMULAS.md §5: 0.3–1.3 GiB)";
 constexpr const char* kSourceNccl =
     "Fujii et al. 2024 (arXiv 2411.06465): ~0.5 GB of NCCL buffers per parallel dimension";
@@ -118,7 +121,7 @@ bool is_activation_row(const Row& r) {
       "activations",           "recompute working set",
       "embedding activations", "final norm + LM head inputs",
       "logits + loss",         "MTP activations",
-      "adapter activations"};
+      "adapter activations",   "pipeline stage outputs"};
   for (std::string_view name : kActivationRows)
     if (r.component == name) return true;
   return false;
@@ -137,20 +140,30 @@ struct PhaseTotals {
 // Picks the phase with the most allocated tensors and leaves in stage.rows what is alive then.
 // torch's foreach Adam (torch/optim/adam.py _multi_tensor_adam) materialises sqrt(v) for every
 // parameter it updates: one state-sized temporary; fused implementations keep none.
-PhaseTotals settle_peak_phase(const Context& c, StageEstimate& stage, StageBuilder& out) {
+// With lazily allocated gradients and one microbatch per step, no gradient exists yet when the
+// activations peak at the start of the backward; the backward then frees activations as it
+// creates gradients, so both are counted in full only at the optimizer step.
+PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstimate& stage,
+                              StageBuilder& out) {
   PhaseTotals t;
   int64_t activations = 0;
   for (const Row& r : stage.rows) {
     t.forward_backward += r.bytes;
     if (is_activation_row(r)) activations += r.bytes;
   }
+  const int64_t all_tensors = t.forward_backward;
+  const bool grads_absent = c.s.conventions.lazy_gradients && microbatches == 1;
+  if (grads_absent) t.forward_backward -= row_bytes(stage, "gradients");
   const bool adam = c.s.training.optimizer == Optimizer::kAdamW;
   const int64_t temporaries = c.s.conventions.optimizer_foreach_temporaries && adam
                                   ? row_bytes(stage, "optimizer states") / 2
                                   : 0;
-  t.optimizer_step = t.forward_backward - activations + temporaries;
+  t.optimizer_step = all_tensors - activations + temporaries;
   t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
   stage.peak_phase = "forward/backward";
+  if (t.optimizer_step <= t.forward_backward && grads_absent) {
+    std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
+  }
   if (t.optimizer_step > t.forward_backward) {
     std::erase_if(stage.rows, is_activation_row);
     Term temp{temporaries, c.explain
@@ -227,16 +240,22 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
 
   if (sh.params) {
     // One unit being computed plus those prefetched are all-gathered in full, and one unit's
-    // unsharded gradients wait for their reduce-scatter.
+    // unsharded gradients wait for their reduce-scatter. A mixed-precision policy gathers the
+    // compute-dtype cast and reduces a reduce-dtype copy of the compute-dtype gradients.
+    const bool mixed = c.s.conventions.fsdp_mixed_precision;
     const Wide units = 1 + c.s.parallel.fsdp_prefetch;
-    Term gather{ceil_div(units * g.largest_unit * param_bits, 8) +
-                    bytes_of(1, tr.grad_dtype) * g.largest_unit,
+    const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : param_bits;
+    const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
+                                  : bytes_of(1, tr.grad_dtype);
+    Term gather{ceil_div(units * g.largest_unit * gather_bits, 8) + grad_bytes * g.largest_unit,
                 ""};
     if (c.explain)
-      gather.formula = fmt::format("(1 + prefetch {})·{}·{} B + {}·{} B gradients, largest unit",
-                                   c.s.parallel.fsdp_prefetch, group_digits(g.largest_unit),
-                                   static_cast<double>(param_bits) / 8,
-                                   group_digits(g.largest_unit), bytes_of(1, tr.grad_dtype));
+      gather.formula =
+          fmt::format("(1 + prefetch {})·{}·{} B{} + {}·{} B gradients{}, largest unit",
+                      c.s.parallel.fsdp_prefetch, group_digits(g.largest_unit),
+                      static_cast<double>(gather_bits) / 8, mixed ? " (compute dtype)" : "",
+                      group_digits(g.largest_unit), static_cast<int64_t>(grad_bytes),
+                      mixed ? " (compute + reduce dtype)" : "");
     out.add("unsharded parameter buffers", std::move(gather), CountsToward::kAllocated,
             kSourceGather);
   }
@@ -268,6 +287,21 @@ LayerMix layer_mix(const Context& c, const RankLayout& rank) {
       ++mix.dense;
   }
   return mix;
+}
+
+// Engines that keep what a stage sent (Conventions::pipeline_keeps_stage_outputs): one hidden
+// state per in-flight chunk-microbatch whose output goes to another rank — every chunk except
+// the last rank's final one, which feeds the LM head.
+void add_stage_outputs(const Context& c, const RankLayout& rank, StageBuilder& out) {
+  const int64_t vpp = c.s.parallel.vpp;
+  if (!c.s.conventions.pipeline_keeps_stage_outputs || c.s.parallel.pp == 1) return;
+  const Wide sent =
+      rank.has_head ? Wide{rank.in_flight_chunks} * (vpp - 1) / vpp : Wide{rank.in_flight_chunks};
+  Term t{sent * c.layer_input.bytes, ""};
+  if (c.explain)
+    t.formula = fmt::format("{} in-flight outputs × hidden state n·h·B/t_sp ({})",
+                            static_cast<int64_t>(sent), short_bytes(c.layer_input.bytes));
+  out.add("pipeline stage outputs", std::move(t), CountsToward::kAllocated, kSourceStageOutputs);
 }
 
 void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out) {
@@ -302,6 +336,7 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
            c.explain ? "one layer's full activations, re-created during its backward" : ""};
     out.add("recompute working set", std::move(t), CountsToward::kAllocated, kSourceRecompute);
   }
+  add_stage_outputs(c, rank, out);
   if (rank.has_embedding) {
     Term emb = embedding_activations(c.s, c.explain);
     emb.bytes = emb.bytes * rank.in_flight_chunks / vpp;
@@ -466,6 +501,11 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
     est.warnings.push_back(
         "tp > 1 without sequence parallelism: norm and dropout activations are "
         "replicated on every TP rank");
+  if (s.conventions.lazy_gradients && m == 1)
+    est.warnings.push_back(
+        "gradients are allocated by the backward and set to None after each step, and there is "
+        "one microbatch per step: the forward/backward peak holds no gradients; the optimizer "
+        "step holds them all");
   if (!s.training.flash_attention && s.training.seq_len >= 8192)
     est.warnings.push_back(
         "materialised attention at this sequence length stores s² scores per "
@@ -512,7 +552,7 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
       overflow = true;
       break;
     }
-    const PhaseTotals phases = settle_peak_phase(c, stage, out);
+    const PhaseTotals phases = settle_peak_phase(c, est.microbatches, stage, out);
     const size_t before_beyond = stage.rows.size();
     add_beyond_tensors(c, stage, out);
     if (out.overflow()) {

@@ -73,12 +73,14 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   m.base_ = base;
   m.counts_ = count_parameters(base.model);
   // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
-  // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries), nanotron's
+  // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries, kept stage
+  // outputs, mixed-precision FSDP buffers) or move them between phases (lazy gradients), nanotron's
   // gathered inputs and compute-cost split, and fine-tuning go through estimate() itself.
   const Conventions& conv = base.conventions;
   m.conventions_modelled_ =
       !conv.ddp_bucket_copy && !conv.autocast_weight_cache && conv.comm_bucket_elements == 0 &&
       !conv.optimizer_foreach_temporaries && !conv.sp_saves_gathered_inputs &&
+      !conv.lazy_gradients && !conv.fsdp_mixed_precision && !conv.pipeline_keeps_stage_outputs &&
       !base.parallel.compute_balanced_split && !finetune_active(base.finetune);
   const ModelConfig& model = base.model;
   const size_t layers = static_cast<size_t>(model.num_layers);

@@ -25,6 +25,7 @@ void nanotron(Scenario& s) {
   // pipeline split by compute cost; FP32GradientAccumulator: fp32 grad buffer and fp32 master.
   s.conventions.gated_mlp_tensors = 4;
   s.conventions.loss_bytes_per_logit = 10;
+  s.conventions.pipeline_keeps_stage_outputs = true;  // PipelineEngine keeps sent activations
   s.parallel.compute_balanced_split = true;
   s.overheads.allocator_fraction = kFragmentedPool;
 }
@@ -33,7 +34,12 @@ void torchtitan(Scenario& s) {
   // FSDP2 with MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): sharded fp32
   // parameters are the master copy, sharded fp32 gradients, bf16 compute; FeedForward keeps
   // w1·x, w3·x, silu and the product (4); cross_entropy_loss upcasts the logits (2 + 4 + 4).
+  // Gradients are set to None after each step; torch.distributed.pipelining's stages keep
+  // their outputs for the backward.
   s.parallel.fsdp = FsdpMode::kFullShard;
+  s.conventions.fsdp_mixed_precision = true;
+  s.conventions.lazy_gradients = true;
+  s.conventions.pipeline_keeps_stage_outputs = true;
   s.training.param_dtype = DType::kFp32;
   s.training.grad_dtype = DType::kFp32;
   s.training.fp32_grad_accumulation = false;
@@ -51,6 +57,7 @@ void deepspeed(Scenario& s) {
   s.conventions.gated_mlp_tensors = 4;
   s.conventions.loss_bytes_per_logit = 10;
   s.conventions.comm_bucket_elements = 500'000'000;
+  s.conventions.pipeline_keeps_stage_outputs = true;  // PipelineEngine's pipe_buffers outputs
   s.overheads.allocator_fraction = kFragmentedPool;
 }
 
@@ -68,6 +75,7 @@ void hf_trainer(Scenario& s) {
   s.conventions.ddp_bucket_copy = true;
   s.conventions.autocast_weight_cache = true;
   s.conventions.optimizer_foreach_temporaries = true;  // optim adamw_torch (foreach)
+  s.conventions.lazy_gradients = true;                 // model.zero_grad() sets them to None
   s.overheads.allocator_fraction = kFragmentedPool;
 }
 

@@ -123,5 +123,70 @@ TEST(Phases, FusedOptimizersPeakInTheBackwardAndTheFirstStepIsLighter) {
             row_bytes(e, "optimizer states"));
 }
 
+TEST(Phases, LazyGradientsAreAbsentWhileOneMicrobatchPeaks) {
+  // torchtitan sets gradients to None after each step: with one microbatch per step the
+  // forward/backward peak holds none, the optimizer step holds them all.
+  const Scenario one = resolved(
+      {{"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}, {"gpus", 8}, {"seq_len", 8192}});
+  const Estimate e = *estimate(one, {.explain = false});
+  const StageEstimate& st = e.stages.front();
+  ASSERT_EQ(st.peak_phase, "forward/backward");
+  EXPECT_EQ(row_bytes(e, "gradients"), -1);
+  // Against a persistent buffer: the backward phase lacks exactly the gradients, the optimizer
+  // step is the same.
+  Scenario persistent = one;
+  persistent.conventions.lazy_gradients = false;
+  const Estimate p = *estimate(persistent, {.explain = false});
+  const int64_t grads = row_bytes(p, "gradients");
+  ASSERT_GT(grads, 0);
+  EXPECT_EQ(p.stages.front().phases[0].allocated_bytes - st.phases[0].allocated_bytes, grads);
+  EXPECT_EQ(p.stages.front().phases[1].allocated_bytes, st.phases[1].allocated_bytes);
+  EXPECT_FALSE(e.warnings.empty());
+  // Two microbatches: the first one's gradients are alive during the second's backward.
+  Scenario two = one;
+  two.training.global_batch = 16;
+  const Estimate e2 = *estimate(two, {.explain = false});
+  EXPECT_GT(row_bytes(e2, "gradients"), 0);
+  // Megatron's main_grad buffer is persistent: gradients are always there.
+  const Scenario mega = resolved({{"model", "Llama-3.1-8B"}, {"framework", "megatron"}});
+  EXPECT_GT(row_bytes(*estimate(mega, {.explain = false}), "gradients"), 0);
+}
+
+TEST(Frameworks, MixedPrecisionFsdpGathersTheComputeDtype) {
+  Scenario s = resolved({{"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}, {"gpus", 8}});
+  const int64_t mixed = row_bytes(*estimate(s, {.explain = false}), "unsharded parameter buffers");
+  s.conventions.fsdp_mixed_precision = false;
+  const int64_t stored = row_bytes(*estimate(s, {.explain = false}), "unsharded parameter buffers");
+  // Stored dtype: (1 + 1 prefetch)·4 B params + 4 B grads = 12 B per unit parameter; mixed
+  // precision: 2·2 B bf16 params + (2 + 4) B grads = 10 B.
+  ASSERT_GT(stored, 0);
+  EXPECT_EQ(mixed * 12, stored * 10);
+}
+
+TEST(Frameworks, PipelineEnginesThatKeepSentOutputsHoldOnePerMicrobatchInFlight) {
+  const Scenario s = resolved({{"model", "Llama-3.1-8B"},
+                               {"framework", "nanotron"},
+                               {"pp", 4},
+                               {"gpus", 4},
+                               {"global_batch", 16}});
+  const Estimate e = *estimate(s, {.explain = false});
+  const int64_t hidden_state = 4096 * 4096 * 2;  // n·h·B, tp 1
+  const StageEstimate& first = e.stages.front();
+  int64_t kept = -1;
+  for (const Row& r : first.rows)
+    if (r.component == "pipeline stage outputs") kept = r.bytes;
+  EXPECT_EQ(kept, first.in_flight_microbatches * hidden_state);
+  for (const Row& r : e.stages.back().rows)  // the last stage sends nothing
+    EXPECT_NE(r.component, "pipeline stage outputs");
+  // Megatron frees what it sent (deallocate_pipeline_outputs).
+  const Scenario mega = resolved({{"model", "Llama-3.1-8B"},
+                                  {"framework", "megatron"},
+                                  {"pp", 4},
+                                  {"gpus", 4},
+                                  {"global_batch", 16}});
+  for (const Row& r : estimate(mega, {.explain = false})->stages.front().rows)
+    EXPECT_NE(r.component, "pipeline stage outputs");
+}
+
 }  // namespace
 }  // namespace vramplan

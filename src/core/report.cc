@@ -156,6 +156,9 @@ json conventions_json(const Scenario& s) {
           {"autocast_weight_cache", c.autocast_weight_cache},
           {"comm_bucket_elements", c.comm_bucket_elements},
           {"optimizer_foreach_temporaries", c.optimizer_foreach_temporaries},
+          {"lazy_gradients", c.lazy_gradients},
+          {"fsdp_mixed_precision", c.fsdp_mixed_precision},
+          {"pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs},
           {"compute_balanced_split", s.parallel.compute_balanced_split}};
 }
 

@@ -39,15 +39,45 @@ TEST(Validation, TheReliableSevenBillionRowsAreCompared) {
   EXPECT_EQ(found, 4);  // two tests × (static, peak)
 }
 
-// A ratchet, not the targets: accuracy may only improve. Lower these figures whenever
-// the report improves (docs/accuracy.md); the targets themselves are in validate --check.
+TEST(Validation, FeaturesNamedOnlyInTheTestNameAreModelledOrSkipped) {
+  // The fused cross-entropy keeps one more fp32 logits tensor: with it the tp2/pp2 test is
+  // predicted as close as the same test without the fusion.
+  double fused_error = 100, plain_error = 100;
+  for (const ValidationRow& row : report().rows) {
+    if (row.quantity != "peak allocated") continue;
+    if (row.id == "gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion")
+      fused_error = std::abs(row.error_pct());
+    if (row.id == "gpt3_mcore_te_tp2_pp2_resume_torch_dist")
+      plain_error = std::abs(row.error_pct());
+    if (row.id.find("muon") != std::string::npos ||
+        row.id.find("defer_embedding_wgrad") != std::string::npos ||
+        row.id.find("multi_dist_optimizer_instances") != std::string::npos) {
+      EXPECT_TRUE(row.skipped) << row.id;
+      EXPECT_NE(row.reason.find("not modelled yet"), std::string::npos) << row.id;
+    }
+  }
+  EXPECT_LT(fused_error, 3);
+  EXPECT_LT(plain_error, 3);
+}
+
+TEST(Validation, TheUltraScaleNoiseFloorComesFromRunsThatMustAgree) {
+  const NoiseFloor& n = report().ultrascale_noise;
+  EXPECT_EQ(n.groups, 106);
+  EXPECT_EQ(n.rows, 401);
+  EXPECT_NEAR(n.median_abs_pct, 1.1, 0.1);
+  EXPECT_NEAR(n.p90_abs_pct, 10.2, 0.1);  // the p90 target sits at the data's own floor
+}
+
+// A ratchet at or inside the targets where they are met, and at today's figure for the
+// two Ultra-Scale ones that are not: accuracy may only improve. Tighten these whenever
+// docs/accuracy.md improves; validate --check holds the targets themselves.
 TEST(Validation, AccuracyDoesNotRegress) {
   const std::pair<const char*, double> ceilings[] = {
       {"Megatron static memory, median |error| %", 3.0},
       {"Megatron peak allocated, median |error| %", 3.0},
-      {"Megatron peak allocated, p90 |error| %", 13.5},
-      {"Ultra-Scale reported memory, median |error| %", 7.5},
-      {"Ultra-Scale reported memory, p90 |error| %", 29.0}};
+      {"Megatron peak allocated, p90 |error| %", 10.0},
+      {"Ultra-Scale reported memory, median |error| %", 7.2},
+      {"Ultra-Scale reported memory, p90 |error| %", 28.5}};
   for (const auto& [name, ceiling] : ceilings) {
     bool seen = false;
     for (const AccuracyTarget& t : report().targets) {
