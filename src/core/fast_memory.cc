@@ -73,14 +73,12 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   m.base_ = base;
   m.counts_ = count_parameters(base.model);
   // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
-  // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries, kept stage
-  // outputs, mixed-precision FSDP buffers) or move them between phases (lazy gradients), nanotron's
+  // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries), nanotron's
   // gathered inputs and compute-cost split, and fine-tuning go through estimate() itself.
   const Conventions& conv = base.conventions;
   m.conventions_modelled_ =
       !conv.ddp_bucket_copy && !conv.autocast_weight_cache && conv.comm_bucket_elements == 0 &&
       !conv.optimizer_foreach_temporaries && !conv.sp_saves_gathered_inputs &&
-      !conv.lazy_gradients && !conv.fsdp_mixed_precision && !conv.pipeline_keeps_stage_outputs &&
       !base.parallel.compute_balanced_split && !finetune_active(base.finetune);
   const ModelConfig& model = base.model;
   const size_t layers = static_cast<size_t>(model.num_layers);
@@ -229,26 +227,35 @@ Wide FastMemoryModel::optimizer_bytes(Wide params, Wide non_matrix) const {
   return 0;
 }
 
+Wide FastMemoryModel::shard_of(const Params& g, const Sharding& sh, bool sharded) const {
+  const Wide dense_group = sharded ? sh.dense_group : 1;
+  const Wide expert_group = sharded ? sh.expert_group : 1;
+  return ceil_div(g.dense, dense_group) + ceil_div(g.expert, expert_group);
+}
+
+Wide FastMemoryModel::gradients_of(const Params& g, const Sharding& sh) const {
+  const Training& tr = base_.training;
+  const DType grad_type = tr.fp32_grad_accumulation ? DType::kFp32 : tr.grad_dtype;
+  return ceil_div(shard_of(g, sh, sh.grads) * bits_of(grad_type), 8);
+}
+
 Wide FastMemoryModel::states_of(const Params& g, const Sharding& sh, int64_t fsdp_prefetch) const {
   const Training& tr = base_.training;
-  auto shard = [&](bool sharded) {
-    const Wide dense_group = sharded ? sh.dense_group : 1;
-    const Wide expert_group = sharded ? sh.expert_group : 1;
-    return ceil_div(g.dense, dense_group) + ceil_div(g.expert, expert_group);
-  };
   const Wide param_bits = bits_of(tr.param_dtype);
-  const DType grad_type = tr.fp32_grad_accumulation ? DType::kFp32 : tr.grad_dtype;
-  Wide total = ceil_div(shard(sh.params) * param_bits, 8);
-  total += ceil_div(shard(sh.grads) * bits_of(grad_type), 8);
-  const Wide optimizer_params = shard(sh.optimizer);
+  Wide total = ceil_div(shard_of(g, sh, sh.params) * param_bits, 8);
+  total += gradients_of(g, sh);
+  const Wide optimizer_params = shard_of(g, sh, sh.optimizer);
   if (tr.master_weights && tr.param_dtype != DType::kFp32)
     total += ceil_div(optimizer_params * 32, 8);
   const Wide non_matrix = ceil_div(g.non_matrix, sh.optimizer ? sh.dense_group : 1);
   total += optimizer_bytes(optimizer_params, non_matrix);
   if (sh.params) {
+    const bool mixed = base_.conventions.fsdp_mixed_precision;
     const Wide units = 1 + fsdp_prefetch;
-    total += ceil_div(units * g.largest_unit * param_bits, 8) +
-             bytes_of(1, tr.grad_dtype) * g.largest_unit;
+    const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : param_bits;
+    const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
+                                  : bytes_of(1, tr.grad_dtype);
+    total += ceil_div(units * g.largest_unit * gather_bits, 8) + grad_bytes * g.largest_unit;
   }
   return total;
 }
@@ -258,6 +265,20 @@ void FastMemoryModel::states_bytes(const PipelineShape& shape, const Parallelism
   const Sharding sh = sharding_of(par);
   for (int i = 0; i < shape.groups; ++i)
     out[i] = states_of(rank_params(shape.group[i], par), sh, par.fsdp_prefetch);
+}
+
+void FastMemoryModel::gradient_bytes(const PipelineShape& shape, const Parallelism& par,
+                                     Wide* out) const {
+  const Sharding sh = sharding_of(par);
+  for (int i = 0; i < shape.groups; ++i)
+    out[i] = gradients_of(rank_params(shape.group[i], par), sh);
+}
+
+Wide FastMemoryModel::rank_peak(Wide states, Wide gradients, Wide other,
+                                int64_t microbatches) const {
+  if (!base_.conventions.lazy_gradients || microbatches != 1) return states + other;
+  const Wide activations = other - base_.overheads.gemm_workspace_bytes;
+  return states + other - std::min(gradients, activations);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -358,6 +379,11 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
       dense * terms.dense_layer + moe * terms.moe_layer + recomputed * terms.layer_input;
   Wide total = per_microbatch * in_flight / par.vpp;
   if (recomputed > 0) total += std::max(terms.dense_layer, m.is_moe() ? terms.moe_layer : 0);
+  if (base_.conventions.pipeline_keeps_stage_outputs && par.pp > 1) {
+    // estimate.cc add_stage_outputs: every in-flight chunk's output except the LM head's input.
+    const Wide sent = group.has_head ? Wide{in_flight} * (par.vpp - 1) / par.vpp : Wide{in_flight};
+    total += sent * terms.layer_input;
+  }
   if (group.has_embedding) total += terms.embedding * in_flight / par.vpp;
   if (group.has_head) {
     const Wide logits_alive = (par.schedule == Schedule::kGPipe && par.pp > 1) ? microbatches : 1;
@@ -415,12 +441,14 @@ FastPeak FastMemoryModel::evaluate(const Scenario& s) const {
   }
   const int64_t m = microbatches_of(s);
   const ActivationTerms terms = activations(par, s.training.micro_batch, s.training.recompute);
-  std::array<Wide, kMaxRankGroups> states;
+  std::array<Wide, kMaxRankGroups> states, gradients{};
   states_bytes(shape_of_layout, par, states.data());
+  if (base_.conventions.lazy_gradients) gradient_bytes(shape_of_layout, par, gradients.data());
   FastPeak peak;
   for (int i = 0; i < shape_of_layout.groups; ++i) {
-    const Wide allocated =
-        states[i] + other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute, m);
+    const Wide other =
+        other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute, m);
+    const Wide allocated = rank_peak(states[i], gradients[i], other, m);
     const FastPeak rank = finish(allocated, par);
     if (rank.overflow) return rank;
     if (rank.device_bytes > peak.device_bytes) peak = rank;

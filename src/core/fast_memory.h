@@ -96,12 +96,18 @@ class FastMemoryModel {
   // Model-state bytes (weights, gradients, master weights, optimizer states, FSDP/ZeRO-3 gather
   // buffers) on each group's ranks. `out` has shape.groups entries.
   void states_bytes(const PipelineShape& shape, const Parallelism& parallel, Wide* out) const;
+  // The gradients among those model states; only needed with Conventions::lazy_gradients.
+  void gradient_bytes(const PipelineShape& shape, const Parallelism& parallel, Wide* out) const;
   ActivationTerms activations(const Parallelism& parallel, int64_t micro_batch,
                               Recompute recompute) const;
   // Allocated bytes of one group's rank other than model states (activations, head, workspace).
   Wide other_allocated(const RankGroup& group, const ActivationTerms& terms,
                        const Parallelism& parallel, Recompute recompute,
                        int64_t microbatches) const;
+  // One rank's allocated peak from its parts, as estimate.cc picks the larger phase: with lazy
+  // gradients and one microbatch per step the backward holds no gradients and the optimizer
+  // step no activations; otherwise everything is alive in the backward.
+  Wide rank_peak(Wide states, Wide gradients, Wide other, int64_t microbatches) const;
   // Allocated -> reserved -> device, as estimate.cc adds the allocator pool, CUDA context and
   // NCCL buffers; overflow when the device total passes 2^62.
   FastPeak finish(Wide allocated, const Parallelism& parallel) const;
@@ -125,6 +131,8 @@ class FastMemoryModel {
   FastMemoryModel() = default;
   Params rank_params(const RankGroup& group, const Parallelism& parallel) const;
   Wide states_of(const Params& params, const Sharding& sharding, int64_t fsdp_prefetch) const;
+  Wide gradients_of(const Params& params, const Sharding& sharding) const;
+  Wide shard_of(const Params& params, const Sharding& sharding, bool sharded) const;
   Wide optimizer_bytes(Wide params, Wide non_matrix) const;
   Wide layer_activations(const Parallelism& parallel, int64_t micro_batch, Recompute recompute,
                          bool moe_layer) const;

@@ -55,6 +55,9 @@ Scenario random_base(const ModelConfig& model, std::mt19937_64& rng) {
   s.conventions.vocab_pad_multiple = pick(rng, {1, 1, 128, 64});
   s.conventions.gated_mlp_tensors = pick(rng, {3, 4});
   s.conventions.loss_bytes_per_logit = pick(rng, {6, 10, 0, 1});
+  s.conventions.lazy_gradients = coin(rng, 0.3);
+  s.conventions.fsdp_mixed_precision = coin(rng, 0.3);
+  s.conventions.pipeline_keeps_stage_outputs = coin(rng, 0.3);
   s.overheads.allocator_fraction = pick(rng, {0.1, 0.0, 0.25, 0.3333});
   s.overheads.gemm_workspace_bytes = pick(rng, {int64_t{64} << 20, int64_t{96} << 20, int64_t{0}});
   s.overheads.nccl_bytes_per_group = pick(rng, {int64_t{512} << 20, int64_t{0}});
@@ -176,6 +179,10 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"partial full", s.training.recompute_layers > 0},
       {"no flash", !s.training.flash_attention},
       {"dropout", s.training.dropout},
+      {"lazy gradients, one microbatch", s.conventions.lazy_gradients && microbatches_of(s) == 1},
+      {"mixed-precision fsdp",
+       s.conventions.fsdp_mixed_precision && (p.zero == 3 || p.fsdp == FsdpMode::kFullShard)},
+      {"kept stage outputs", s.conventions.pipeline_keeps_stage_outputs && p.pp > 1},
   };
   for (const auto& [name, used] : all) features[name] += used;
 }
@@ -304,6 +311,29 @@ TEST(FastMemory, OverflowIsReportedLikeEstimate) {
 
 namespace vramplan {
 namespace {
+
+// torchtitan's conventions (lazy gradients, mixed-precision FSDP, kept stage outputs) are
+// mirrored by the fast path itself, so its planner searches stay fast.
+TEST(FastMemory, TorchtitanConventionsStayOnTheFastPath) {
+  Scenario s;
+  apply_framework(Framework::kTorchtitan, s);
+  s.model = testing::llama8b_shape();
+  Result<FastMemoryModel> m = FastMemoryModel::prepare(s);
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->fast());
+  for (int64_t pp : {1, 4})
+    for (int64_t global : {0, 64}) {
+      s.parallel.pp = pp;
+      s.parallel.dp = 8;
+      s.training.global_batch = global;
+      ASSERT_FALSE(validate_scenario(s).has_value());
+      const FastPeak fast = m->evaluate(s);
+      const Estimate est = *estimate(s, {.explain = false});
+      EXPECT_FALSE(fast.fallback);
+      EXPECT_EQ(fast.allocated_bytes, est.peak.allocated_bytes) << pp << " " << global;
+      EXPECT_EQ(fast.device_bytes, est.peak.device_bytes) << pp << " " << global;
+    }
+}
 
 // Framework conventions add rows the fast path does not mirror: it must hand those scenarios
 // to estimate() rather than diverge.

@@ -383,7 +383,8 @@ void Worker::run(const Branch& b) {
   par = scenario_.parallel;
   const PipelineShape& shape = pipe.shape;
   const int groups = shape.groups;
-  std::vector<std::array<Wide, kMaxRankGroups>> states(modes.size());
+  std::vector<std::array<Wide, kMaxRankGroups>> states(modes.size()), gradients(modes.size());
+  const bool lazy_gradients = r_.base.conventions.lazy_gradients;
   std::vector<bool> pruned(modes.size(), false);
   const bool full_possible =
       std::find(in.rcs.begin(), in.rcs.end(), Recompute::kFull) != in.rcs.end();
@@ -395,7 +396,9 @@ void Worker::run(const Branch& b) {
     with_mode.fsdp_shard_group = modes[k].fsdp_shard_group;
     with_mode.distributed_optimizer = modes[k].distributed_optimizer;
     memory_.states_bytes(shape, with_mode, states[k].data());
-    // Every rank also holds the GEMM workspaces; activations only add to this.
+    if (lazy_gradients) memory_.gradient_bytes(shape, with_mode, gradients[k].data());
+    // Every rank also holds the GEMM workspaces; activations only add to this (with lazy
+    // gradients too: the step's peak is then states + workspaces + max(0, activations − grads)).
     Wide lower = 0;
     for (int g = 0; g < groups; ++g)
       lower = std::max(lower, states[k][g] + r_.base.overheads.gemm_workspace_bytes);
@@ -426,7 +429,9 @@ void Worker::run(const Branch& b) {
           for (size_t k = 0; k < modes.size(); ++k) {
             if (pruned[k]) continue;
             Wide worst = 0;
-            for (int g = 0; g < groups; ++g) worst = std::max(worst, states[k][g] + other[g]);
+            for (int g = 0; g < groups; ++g)
+              worst =
+                  std::max(worst, memory_.rank_peak(states[k][g], gradients[k][g], other[g], m));
             layout.sharding = modes[k];
             decide(layout, memory_.finish(worst, par));
           }
