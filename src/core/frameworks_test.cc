@@ -80,6 +80,36 @@ TEST(Frameworks, DeepSpeedBucketsOnlyWithZeroAndDataParallelism) {
   EXPECT_EQ(row_bytes(*estimate(zero0, {.explain = false}), "communication buckets"), -1);
 }
 
+TEST(Frameworks, SingleConventionsOverrideThePreset) {
+  const Scenario s = resolved({{"model", "Llama-3.1-8B"},
+                               {"framework", "megatron"},
+                               {"loss_bytes_per_logit", 10},
+                               {"lazy_gradients", true},
+                               {"pipeline_keeps_stage_outputs", "true"}});
+  EXPECT_EQ(s.conventions.loss_bytes_per_logit, 10);  // --cross-entropy-loss-fusion
+  EXPECT_TRUE(s.conventions.lazy_gradients);
+  EXPECT_TRUE(s.conventions.pipeline_keeps_stage_outputs);
+  EXPECT_EQ(s.conventions.vocab_pad_multiple, 128);  // the rest stays Megatron's
+  const Scenario titan = resolved(
+      {{"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}, {"fsdp_mixed_precision", false}});
+  EXPECT_FALSE(titan.conventions.fsdp_mixed_precision);
+  EXPECT_TRUE(titan.conventions.lazy_gradients);
+}
+
+TEST(Frameworks, OutOfRangeConventionsNameTheField) {
+  for (const auto& [key, value] : {std::pair<const char*, int>{"loss_bytes_per_logit", 0},
+                                   {"loss_bytes_per_logit", 65},
+                                   {"gated_mlp_tensors", 1}}) {
+    auto r = resolve_scenario({{"model", "Llama-3.1-8B"}, {key, value}},
+                              [](const std::string&) -> Result<std::string> {
+                                return Error{"model", "", "", ""};
+                              });
+    ASSERT_FALSE(r.ok()) << key;
+    EXPECT_EQ(r.error().field, key);
+    EXPECT_EQ(r.error().value, std::to_string(value));
+  }
+}
+
 TEST(Frameworks, UnknownFrameworkIsAnErrorNamingTheChoices) {
   auto r = resolve_scenario({{"model", "Llama-3.1-8B"}, {"framework", "jax"}},
                             [](const std::string&) -> Result<std::string> {

@@ -132,6 +132,23 @@ constexpr OptionSpec kOptions[] = {
      "copies of the logits, pipeline split, allocator pool; docs/frameworks.md); explicit "
      "settings still win",
      "megatron, torchtitan, deepspeed, nanotron, hf-trainer"},
+    // Single conventions (Conventions in scenario.h), over the framework's
+    {"loss_bytes_per_logit", K::kInteger, "framework",
+     "6 (10: nanotron, torchtitan, deepspeed, "
+     "hf-trainer)",
+     "bytes per logit alive at the loss: logits plus the loss's fp32 copies (Megatron's "
+     "--cross-entropy-loss-fusion keeps 10)",
+     ""},
+    {"gated_mlp_tensors", K::kInteger, "framework",
+     "3 (4: nanotron, torchtitan, deepspeed, hf-trainer)",
+     "f-wide tensors a gated MLP keeps per token: 3 fused SwiGLU, 4 unfused", ""},
+    {"lazy_gradients", K::kBool, "framework", "false (true: torchtitan, hf-trainer)",
+     "gradients set to None after each step instead of a persistent buffer", ""},
+    {"fsdp_mixed_precision", K::kBool, "framework", "false (true: torchtitan)",
+     "FSDP all-gathers the compute dtype and reduce-scatters in the reduce dtype", ""},
+    {"pipeline_keeps_stage_outputs", K::kBool, "framework",
+     "false (true: nanotron, torchtitan, deepspeed)",
+     "the pipeline engine keeps what a stage sent until its backward", ""},
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
     {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
@@ -499,6 +516,18 @@ std::string flag_name(const std::string& key) {
 
 namespace {
 
+std::optional<Error> read_conventions(const Reader& r, Conventions& c) {
+  if (auto e = r.integer("loss_bytes_per_logit", c.loss_bytes_per_logit)) return e;
+  if (c.loss_bytes_per_logit < 1 || c.loss_bytes_per_logit > 64)
+    return Error{"loss_bytes_per_logit", std::to_string(c.loss_bytes_per_logit), "1 to 64", ""};
+  if (auto e = r.integer("gated_mlp_tensors", c.gated_mlp_tensors)) return e;
+  if (c.gated_mlp_tensors < 2 || c.gated_mlp_tensors > 8)
+    return Error{"gated_mlp_tensors", std::to_string(c.gated_mlp_tensors), "2 to 8", ""};
+  if (auto e = r.boolean("lazy_gradients", c.lazy_gradients)) return e;
+  if (auto e = r.boolean("fsdp_mixed_precision", c.fsdp_mixed_precision)) return e;
+  return r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs);
+}
+
 std::optional<Error> read_overheads(const Reader& r, Overheads& o) {
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   const std::pair<const char*, int64_t*> sizes[] = {
@@ -566,6 +595,7 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   if (auto e = read_finetune_settings(settings, out.scenario)) return *e;
   if (auto e = read_parallel(r, out.scenario.parallel)) return *e;
   default_batch(out);
+  if (auto e = read_conventions(r, out.scenario.conventions)) return *e;
   if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
   if (auto e = read_hardware(r, out)) return *e;
   return out;
