@@ -214,7 +214,8 @@ TEST(Frameworks, PipelineEnginesThatKeepSentOutputsHoldOnePerMicrobatchInFlight)
                                   {"pp", 4},
                                   {"gpus", 4},
                                   {"global_batch", 16}});
-  for (const Row& r : estimate(mega, {.explain = false})->stages.front().rows)
+  const Estimate mega_estimate = *estimate(mega, {.explain = false});
+  for (const Row& r : mega_estimate.stages.front().rows)
     EXPECT_NE(r.component, "pipeline stage outputs");
 }
 
