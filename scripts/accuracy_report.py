@@ -57,6 +57,7 @@ DATASET_NAMES = {
     "megatron": "Megatron-LM",
     "ultrascale": "Ultra-Scale (ran)",
     "ultrascale-crashed": "Ultra-Scale (crashed)",
+    "torchtitan": "torchtitan (published)",
 }
 
 LARGEST_ERRORS = 15

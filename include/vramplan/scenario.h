@@ -15,7 +15,10 @@ namespace vramplan {
 
 enum class Optimizer { kAdamW, kAdam8bit, kSgd, kSgdMomentum, kAdafactor, kLion, kMuon };
 enum class Schedule { k1F1B, kInterleaved, kGPipe };
-enum class Recompute { kNone, kSelective, kFull };
+// kSelective: Megatron's (Korthikanti) — the attention core is recomputed. kSelectiveOp:
+// torchtitan's op-level selective checkpointing (activation_checkpoint.selective_ac_option =
+// "op") — each layer keeps its input, the outputs of every other matmul and of attention.
+enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 enum class FsdpMode { kNone, kFullShard, kShardGradOp, kHybridShard, kNoShard };
 
 // Names as users type them, indexed by enum value: the one table that parsing, reports and help
@@ -23,7 +26,8 @@ enum class FsdpMode { kNone, kFullShard, kShardGradOp, kHybridShard, kNoShard };
 inline constexpr std::array<const char*, 7> kOptimizerNames = {
     "adamw", "adam8bit", "sgd", "sgd-momentum", "adafactor", "lion", "muon"};
 inline constexpr std::array<const char*, 3> kScheduleNames = {"1f1b", "interleaved", "gpipe"};
-inline constexpr std::array<const char*, 3> kRecomputeNames = {"none", "selective", "full"};
+inline constexpr std::array<const char*, 4> kRecomputeNames = {"none", "selective", "full",
+                                                               "selective-op"};
 inline constexpr std::array<const char*, 5> kFsdpNames = {"none", "full_shard", "shard_grad_op",
                                                           "hybrid_shard", "no_shard"};
 inline const char* optimizer_name(Optimizer o) { return kOptimizerNames[static_cast<size_t>(o)]; }

@@ -142,6 +142,23 @@ void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
   }
 }
 
+// torchtitan's op-level selective checkpointing (torchtitan/distributed/activation_checkpoint.py,
+// _custom_policy): inside each layer the outputs of scaled-dot-product attention and of every
+// other matmul are saved (the 1st, 3rd, 5th, 7th: wq, wv, w1, w2 in a Llama layer; fc1 in a
+// plain MLP); norms, activations and the other matmuls are recomputed from the layer input.
+Term op_level_checkpointed_layer(const Scenario& s, const Dims& d, bool explain) {
+  const ModelConfig& m = s.model;
+  const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
+  SumBuilder sum(explain);
+  sum.add("layer input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("Q, V (1st, 3rd matmul)", "n·(a+g)·d·B/t", d.n * (a + g) * hd * d.bytes / d.t);
+  sum.add("attention output + logsumexp", "n·a·(d·B+4)/t", d.n * a * (hd * d.bytes + 4) / d.t);
+  sum.add("MLP up (5th matmul)", "n·f·B/t", d.n * m.ffn * d.bytes / d.t);
+  // A row-parallel matmul's output is the full-width partial sum, before its reduce.
+  if (m.mlp == MlpKind::kGated) sum.add("MLP down (7th matmul)", "n·h·B", d.n * d.h * d.bytes);
+  return sum.finish(preamble(s, d));
+}
+
 }  // namespace
 
 Wide tokens_per_rank(const Scenario& s) {
@@ -150,6 +167,8 @@ Wide tokens_per_rank(const Scenario& s) {
 
 Term layer_activations(const Scenario& s, bool moe_layer, bool explain) {
   const Dims d = dims_of(s);
+  if (s.training.recompute == Recompute::kSelectiveOp)  // validate.cc: dense, standard attention
+    return op_level_checkpointed_layer(s, d, explain);
   SumBuilder sum(explain);
   sum.add("norm inputs", "norms·n·h·B/t_sp",
           Wide{s.model.norms_per_layer} * d.n * d.h * d.bytes / d.t_sp);

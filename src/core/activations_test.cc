@@ -32,6 +32,24 @@ TEST(Activations, LlamaLayerMatchesHandArithmetic) {
   EXPECT_EQ(layer_activations(llama(8192), false, false).formula, "");
 }
 
+TEST(Activations, OpLevelCheckpointingKeepsEveryOtherMatmul) {
+  // torchtitan's selective "op" policy, n = 8192, Llama-3-8B shapes, B = 2:
+  //   layer input n·h·2                  =  67,108,864
+  //   Q, V n·(32+8)·128·2                =  83,886,080
+  //   attention output + lse n·32·(256+4) =  68,157,440
+  //   MLP up (w1) n·f·2                  = 234,881,024
+  //   MLP down (w2) n·h·2                =  67,108,864
+  //   total                              = 521,142,272
+  Scenario s = llama(8192);
+  s.training.recompute = Recompute::kSelectiveOp;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 521'142'272);
+  // TP 4 with SP: all split by t except w2's output, a full-width partial sum before its
+  // reduce-scatter.
+  Scenario tp4 = llama(8192, 4);
+  tp4.training.recompute = Recompute::kSelectiveOp;
+  EXPECT_EQ(layer_activations(tp4, false, false).bytes, 180'617'216);
+}
+
 TEST(Activations, SequenceParallelSplitsEverythingByTp) {
   EXPECT_EQ(layer_activations(llama(8192, 4, true), false, false).bytes, 1'141'899'264 / 4);
 }

@@ -300,6 +300,13 @@ Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_ba
   const Wide a = m.num_heads;
   const Wide mlp_factor = m.mlp == MlpKind::kGated ? base_.conventions.gated_mlp_tensors : 2;
   const Wide hidden_input = n * h * b / t_sp;
+  if (recompute == Recompute::kSelectiveOp) {  // activations.cc op_level_checkpointed_layer
+    const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
+    Wide kept =
+        hidden_input + n * (a + g) * hd * b / t + n * a * (hd * b + 4) / t + n * m.ffn * b / t;
+    if (m.mlp == MlpKind::kGated) kept += n * h * b;
+    return kept;
+  }
 
   Wide sum = Wide{m.norms_per_layer} * n * h * b / t_sp;
   if (m.attention == AttentionKind::kMla) {

@@ -119,7 +119,8 @@ void randomise_layout(Scenario& s, std::mt19937_64& rng) {
   s.training.micro_batch = pick(rng, {1, 1, 2, 4, 3});
   if (s.training.global_batch > 0 && s.training.global_batch % (s.training.micro_batch * p.dp) != 0)
     s.training.global_batch = s.training.micro_batch * p.dp * pick(rng, {1, 4, 16});
-  s.training.recompute = pick(rng, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
+  s.training.recompute = pick(
+      rng, {Recompute::kNone, Recompute::kSelective, Recompute::kFull, Recompute::kSelectiveOp});
   if (s.training.recompute != Recompute::kFull && s.training.recompute_layers > 0)
     s.training.recompute = Recompute::kFull;
 }
@@ -176,6 +177,7 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"balanced", p.balanced_split && p.pp > 1},
       {"selective", s.training.recompute == Recompute::kSelective},
       {"full", s.training.recompute == Recompute::kFull},
+      {"selective-op", s.training.recompute == Recompute::kSelectiveOp},
       {"partial full", s.training.recompute_layers > 0},
       {"no flash", !s.training.flash_attention},
       {"dropout", s.training.dropout},
@@ -226,6 +228,8 @@ void expect_equal_to_estimate(const ModelConfig& model, uint64_t seed) {
   for (const auto& [name, count] : c.features) {
     const bool expert_only = name == "ep" || name == "etp";
     if (expert_only && !model.is_moe()) continue;
+    const bool dense_standard = !model.is_moe() && model.attention != AttentionKind::kMla;
+    if (name == "selective-op" && !dense_standard) continue;  // validate.cc rejects it there
     const bool needs_tp = name.rfind("tp", 0) == 0;
     if (needs_tp && model.attention == AttentionKind::kStandard && model.num_kv_heads == 1)
       continue;  // one KV head: tp = 1 only

@@ -290,6 +290,12 @@ Result<PlanRequest> plan_request_from_settings(const json& settings, const FileR
   if (!resolved) return resolved.error();
   r.base = resolved->scenario;
   r.space = space_from(scenario_keys, r.base);
+  const bool dense_standard =
+      !r.base.model.is_moe() && r.base.model.attention != AttentionKind::kMla;
+  if (r.base.training.recompute == Recompute::kSelectiveOp && !dense_standard)
+    return Error{"recompute", "selective-op", "none, selective or full for MoE and MLA models",
+                 "op-level selective checkpointing is modelled for dense layers with standard "
+                 "attention only"};
   Result<Gpu> gpu = gpu_of(*resolved);
   if (!gpu) return gpu.error();
   r.gpu = *gpu;

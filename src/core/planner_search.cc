@@ -169,8 +169,11 @@ std::vector<ShardingChoice> shardings_for(const PlanRequest& r, int64_t tp, int6
 
 std::vector<Recompute> recomputes_for(const PlanRequest& r) {
   std::vector<Recompute> out;
-  for (Recompute c : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+  // torchtitan's op-level policy is searched only when asked for (--recompute selective-op).
+  for (Recompute c :
+       {Recompute::kNone, Recompute::kSelective, Recompute::kFull, Recompute::kSelectiveOp}) {
     if (!allowed(r.space.recompute, c)) continue;
+    if (c == Recompute::kSelectiveOp && r.space.recompute.empty()) continue;
     if (r.base.training.recompute_layers > 0 && c != Recompute::kFull) continue;  // validate.cc
     out.push_back(c);
   }

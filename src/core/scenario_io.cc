@@ -52,8 +52,10 @@ constexpr OptionSpec kOptions[] = {
     {"micro_batch", K::kInteger, "training", "1", "sequences per microbatch b", ""},
     {"global_batch", K::kInteger, "training", "micro_batch·dp (·2·pp with pipelining)",
      "sequences per optimizer step; sets the microbatch count", ""},
-    {"recompute", K::kChoice, "training", "none", "activation recomputation",
-     "none, selective, full"},
+    {"recompute", K::kChoice, "training", "none",
+     "activation recomputation: selective recomputes attention (Megatron), selective-op keeps "
+     "every other matmul output (torchtitan's op-level policy), full keeps layer inputs",
+     "none, selective, full, selective-op"},
     {"recompute_layers", K::kInteger, "training", "0 (all)",
      "with full recompute: layers per pipeline stage (per chunk) recomputed, the rest stored", ""},
     {"flash_attention", K::kBool, "training", "true", "fused/flash attention (no s×s scores kept)",

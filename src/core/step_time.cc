@@ -485,7 +485,19 @@ struct LayoutTimes {
 
 // Recomputation re-runs forward passes: whole layers (up to recompute_layers of them per
 // stage), or only the attention core.
-void add_recompute(const Training& tr, RankWork& rank) {
+// Share of a dense layer's matmul FLOPs that op-level selective checkpointing re-runs: the 2nd,
+// 4th and 6th matmuls (wk, wo and, in a gated MLP, w3).
+double op_level_recompute_share(const ModelConfig& m) {
+  const double h = static_cast<double>(m.hidden), q = static_cast<double>(m.num_heads * m.head_dim);
+  const double kv = static_cast<double>(m.num_kv_heads * m.head_dim);
+  const double f = static_cast<double>(m.ffn);
+  const bool gated = m.mlp == MlpKind::kGated;
+  const double all = h * (q + 2 * kv) + q * h + (gated ? 3 : 2) * h * f;
+  const double rerun = h * kv + q * h + h * f;  // wk, wo, and w3 (gated) or fc2 (plain)
+  return all > 0 ? rerun / all : 0;
+}
+
+void add_recompute(const ModelConfig& m, const Training& tr, RankWork& rank) {
   if (tr.recompute == Recompute::kFull) {
     const double limit = static_cast<double>(tr.recompute_layers);
     const double share =
@@ -495,6 +507,11 @@ void add_recompute(const Training& tr, RankWork& rank) {
   } else if (tr.recompute == Recompute::kSelective) {
     rank.recompute = rank.time.attention_fwd;
     rank.recompute_launches = rank.time.attention_launches;
+  } else if (tr.recompute == Recompute::kSelectiveOp) {
+    // The unsaved matmuls (wk, wo, w3: their share of the layer's matmul FLOPs) and every
+    // pointwise op are re-run; attention is not.
+    rank.recompute = op_level_recompute_share(m) * (rank.time.fwd - rank.time.attention_fwd);
+    rank.recompute_launches = rank.time.launches_fwd - rank.time.attention_launches;
   }
 }
 
@@ -515,7 +532,7 @@ RankWork rank_work(const StepTimeData& data, const Scenario& s, const LayoutTime
     rank.dense_params += rank.layers[k] * (data.tp_params[k] / tp + data.replicated_params[k]);
     rank.expert_params += rank.layers[k] * data.expert_params[k] / experts;
   }
-  add_recompute(s.training, rank);
+  add_recompute(s.model, s.training, rank);
   if (r == 0) {
     rank.time.add(times.embedding, 1);
     rank.dense_params += data.embedding_params / tp;

@@ -177,6 +177,11 @@ std::optional<Error> check_recompute(const Scenario& s) {
   if (tr.recompute_layers > 0 && tr.recompute != Recompute::kFull)
     return Error{"recompute_layers", to_string(tr.recompute_layers), "0 unless recompute is full",
                  ""};
+  const bool mla = s.model.attention == AttentionKind::kMla;
+  if (tr.recompute == Recompute::kSelectiveOp && (mla || s.model.is_moe()))
+    return Error{"recompute", "selective-op", "none, selective or full for MoE and MLA models",
+                 "op-level selective checkpointing is modelled for dense layers with standard "
+                 "attention only"};
   return std::nullopt;
 }
 

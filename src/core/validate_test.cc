@@ -20,6 +20,14 @@ std::string field_of(const Scenario& s) {
 
 TEST(Validate, DefaultsAreValid) { EXPECT_EQ(field_of(base()), ""); }
 
+TEST(Validate, OpLevelCheckpointingIsForDenseStandardAttentionLayers) {
+  Scenario s = base();
+  s.training.recompute = Recompute::kSelectiveOp;
+  EXPECT_EQ(field_of(s), "");
+  s.model = testing::tiny_moe();
+  EXPECT_EQ(field_of(s), "recompute");
+}
+
 TEST(Validate, TensorParallelMustDivideHeadsAndKvHeads) {
   Scenario s = base();
   s.parallel.tp = 3;  // 32 heads

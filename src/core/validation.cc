@@ -12,6 +12,7 @@
 #include "vramplan/estimate.h"
 #include "vramplan/frameworks.h"
 #include "vramplan/hardware.h"
+#include "vramplan/scenario_io.h"
 
 namespace vramplan {
 namespace {
@@ -317,6 +318,32 @@ void add_ultrascale_rows(const std::vector<CsvRow>& ran, const std::vector<CsvRo
   }
 }
 
+// torchtitan's published runs (data/measurements/README.md): the page's settings through the
+// same reader as the CLI, with torchtitan's conventions; the figure is peak reserved, max over
+// ranks.
+void add_torchtitan_rows(const std::vector<CsvRow>& runs, ValidationReport& report) {
+  for (const CsvRow& r : runs) {
+    const double measured = number_or(r["reserved_gib"], 0);
+    const nlohmann::json settings = {{"model", r["model"]},     {"framework", "torchtitan"},
+                                     {"gpus", r["gpus"]},       {"micro_batch", r["micro_batch"]},
+                                     {"seq_len", r["seq_len"]}, {"recompute", r["recompute"]}};
+    Result<ResolvedScenario> scenario =
+        resolve_scenario(settings, [](const std::string& path) -> Result<std::string> {
+          return Error{"model", path, "a preset", "validation reads no files"};
+        });
+    Result<Estimate> est = scenario ? estimate(scenario->scenario, {.explain = false})
+                                    : Result<Estimate>(scenario.error());
+    if (!est) {
+      report.rows.push_back(skipped_row("torchtitan", r["run"], r["model"], "peak reserved",
+                                        measured,
+                                        "not a valid scenario: " + est.error().message()));
+      continue;
+    }
+    report.rows.push_back({"torchtitan", r["run"], r["model"], "peak reserved", measured,
+                           reported_gib(*est), "", false, ""});
+  }
+}
+
 // Nearest-rank percentile of sorted values.
 double percentile(const std::vector<double>& sorted, double fraction) {
   if (sorted.empty()) return 0;
@@ -377,7 +404,8 @@ void add_summaries_and_targets(ValidationReport& report) {
   const DatasetSummary static_mem = summarise(report, "megatron", "static allocated", true);
   const DatasetSummary peak = summarise(report, "megatron", "peak allocated", true);
   const DatasetSummary reported = summarise(report, "ultrascale", "reported", false);
-  report.summaries = {static_mem, peak, reported};
+  report.summaries = {static_mem, peak, reported,
+                      summarise(report, "torchtitan", "peak reserved", false)};
   const FitConfusion& f = report.fit;
   const int ran = f.ran_fits + f.ran_tight + f.ran_oom;
   const int crashed = f.crashed_fits + f.crashed_tight + f.crashed_oom;
@@ -459,9 +487,13 @@ Result<ValidationReport> validate_measurements() {
   if (!megatron) return megatron.error();
   if (!ran) return ran.error();
   if (!crashed) return crashed.error();
+  Result<std::vector<CsvRow>> torchtitan =
+      parse_csv(embedded("measurements/torchtitan_published.csv"), "torchtitan");
+  if (!torchtitan) return torchtitan.error();
   ValidationReport report;
   add_megatron_rows(*megatron, report);
   add_ultrascale_rows(*ran, *crashed, report);
+  add_torchtitan_rows(*torchtitan, report);
   add_summaries_and_targets(report);
   report.ultrascale_noise = ultrascale_noise_floor(*ran);
   return report;

@@ -18,7 +18,8 @@ const ValidationReport& report() {
 
 TEST(Validation, EveryMeasuredRowIsComparedOrVisiblySkipped) {
   // 116 Megatron rows × 2 quantities + 1,758 Ultra-Scale runs + 1,529 crashed runs.
-  EXPECT_EQ(report().rows.size(), 116u * 2 + 1758 + 1529);
+  // ... + 2 published torchtitan runs.
+  EXPECT_EQ(report().rows.size(), 116u * 2 + 1758 + 1529 + 2);
   for (const ValidationRow& row : report().rows) {
     if (row.skipped) {
       EXPECT_FALSE(row.reason.empty()) << row.id;
@@ -58,6 +59,17 @@ TEST(Validation, FeaturesNamedOnlyInTheTestNameAreModelledOrSkipped) {
   }
   EXPECT_LT(fused_error, 3);
   EXPECT_LT(plain_error, 3);
+}
+
+TEST(Validation, PublishedTorchtitanRunsArePredictedWithItsConventions) {
+  int compared = 0;
+  for (const ValidationRow& row : report().rows) {
+    if (row.dataset != "torchtitan") continue;
+    ASSERT_FALSE(row.skipped) << row.id << ": " << row.reason;
+    EXPECT_LT(std::abs(row.error_pct()), 5) << row.id;  // 82.4 and 67.0 GiB reserved
+    ++compared;
+  }
+  EXPECT_EQ(compared, 2);
 }
 
 TEST(Validation, TheUltraScaleNoiseFloorComesFromRunsThatMustAgree) {

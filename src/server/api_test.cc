@@ -65,7 +65,7 @@ TEST(Api, OptionsListEveryScenarioSettingWithItsKind) {
             (std::set<std::string>{"integer", "number", "bool", "text", "choice", "object"}));
   for (const json& o : options) {
     if (o["key"] == "recompute") {
-      EXPECT_EQ(o["choices"], json({"none", "selective", "full"}));
+      EXPECT_EQ(o["choices"], json({"none", "selective", "full", "selective-op"}));
     }
   }
 }

@@ -82,7 +82,7 @@ export const FIXED_FIELDS: PlanField[] = [
     label: 'Recompute',
     kind: 'choice',
     help: 'activation recomputation',
-    choices: ['none', 'selective', 'full'],
+    choices: ['none', 'selective', 'full', 'selective-op'],
   },
   {
     key: 'zero',
