@@ -1,7 +1,6 @@
 // `vramplan estimate`: per-GPU training memory for one scenario.
 
 #include <iostream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -21,25 +20,16 @@ struct EstimateArgs : SettingsFlags {
   int width = 0;
 };
 
-std::string group_title(const std::string& group) {
-  static const std::map<std::string, std::string> titles = {
-      {"model", "Model"},
-      {"moe", "Mixture of experts"},
-      {"training", "Training"},
-      {"precision", "Precision and optimizer"},
-      {"parallelism", "Parallelism and sharding"},
-      {"hardware", "GPU"},
-      {"overheads", "Memory beyond tensors"}};
-  auto it = titles.find(group);
-  return it == titles.end() ? group : it->second;
-}
-
 void register_scenario_options(CLI::App& cmd, EstimateArgs& args) {
-  for (const OptionSpec& o : scenario_options()) {
-    if (o.kind == OptionKind::kObject) continue;  // inline objects come from scenario files
-    add_setting_flag(cmd, o, setting_help(o), group_title(o.group), args,
-                     setting_type_name(o.kind));
-  }
+  add_setting_flags(cmd, scenario_options(),
+                    {{"model", "Model"},
+                     {"moe", "Mixture of experts"},
+                     {"training", "Training"},
+                     {"precision", "Precision and optimizer"},
+                     {"parallelism", "Parallelism and sharding"},
+                     {"hardware", "GPU"},
+                     {"overheads", "Memory beyond tensors"}},
+                    args);
 }
 
 int run_estimate(const EstimateArgs& args) {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -23,25 +22,17 @@ struct InferArgs : SettingsFlags {
   int width = 0;
 };
 
-std::string group_title(const std::string& group) {
-  static const std::map<std::string, std::string> titles = {{"model", "Model"},
-                                                            {"moe", "Mixture of experts"},
-                                                            {"serving", "Serving"},
-                                                            {"weights", "Weight formats"},
-                                                            {"parallelism", "Parallelism"},
-                                                            {"engine", "Engine (vLLM / SGLang)"},
-                                                            {"hardware", "GPU"},
-                                                            {"overheads", "Memory beyond tensors"}};
-  auto it = titles.find(group);
-  return it == titles.end() ? group : it->second;
-}
-
 void register_options(CLI::App& cmd, InferArgs& args) {
-  for (const OptionSpec& o : inference_options()) {
-    if (o.kind == OptionKind::kObject) continue;  // inline objects come from scenario files
-    add_setting_flag(cmd, o, setting_help(o), group_title(o.group), args,
-                     setting_type_name(o.kind));
-  }
+  add_setting_flags(cmd, inference_options(),
+                    {{"model", "Model"},
+                     {"moe", "Mixture of experts"},
+                     {"serving", "Serving"},
+                     {"weights", "Weight formats"},
+                     {"parallelism", "Parallelism"},
+                     {"engine", "Engine (vLLM / SGLang)"},
+                     {"hardware", "GPU"},
+                     {"overheads", "Memory beyond tensors"}},
+                    args);
 }
 
 // Settings keys are shown as the flags a CLI user typed; config.json fields stay as they are.

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
 #include "vramplan/error.h"
@@ -31,6 +32,12 @@ const char* setting_type_name(OptionKind kind);
 CLI::Option* add_setting_flag(CLI::App& cmd, const OptionSpec& o, const std::string& help,
                               const std::string& group, SettingsFlags& flags,
                               const char* type_name = nullptr);
+
+// Registers every option of `options` but inline objects (those come from scenario files), with
+// its full help, under group_titles[o.group] (the group key itself when it has no title).
+void add_setting_flags(CLI::App& cmd, std::span<const OptionSpec> options,
+                       const std::map<std::string, std::string>& group_titles,
+                       SettingsFlags& flags);
 
 // The settings the user gave: the scenario file first, flags on top.
 Result<nlohmann::json> collect_settings(const SettingsFlags& flags);
