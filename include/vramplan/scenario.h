@@ -20,6 +20,11 @@ enum class Schedule { k1F1B, kInterleaved, kGPipe };
 // "op") — each layer keeps its input, the outputs of every other matmul and of attention.
 enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 enum class FsdpMode { kNone, kFullShard, kShardGradOp, kHybridShard, kNoShard };
+// FP8 training with Transformer Engine (Megatron --fp8-format/--fp8-recipe): the linear layers
+// of each decoder layer run in fp8. kDelayed/kTensorwise keep one scale per tensor; kBlockwise
+// (DeepSeek-V3 style: 1×128 activation tiles, 128×128 weight blocks) and kMxfp8 (Blackwell:
+// one 8-bit scale per 32 values) add scales that cost 1/32 of a byte per activation value.
+enum class Fp8Recipe { kNone, kDelayed, kTensorwise, kBlockwise, kMxfp8 };
 
 // Names as users type them, indexed by enum value: the one table that parsing, reports and help
 // text share.
@@ -28,12 +33,17 @@ inline constexpr std::array<const char*, 7> kOptimizerNames = {
 inline constexpr std::array<const char*, 3> kScheduleNames = {"1f1b", "interleaved", "gpipe"};
 inline constexpr std::array<const char*, 4> kRecomputeNames = {"none", "selective", "full",
                                                                "selective-op"};
+inline constexpr std::array<const char*, 5> kFp8RecipeNames = {"none", "delayed", "tensorwise",
+                                                              "blockwise", "mxfp8"};
 inline constexpr std::array<const char*, 5> kFsdpNames = {"none", "full_shard", "shard_grad_op",
                                                           "hybrid_shard", "no_shard"};
 inline const char* optimizer_name(Optimizer o) { return kOptimizerNames[static_cast<size_t>(o)]; }
 inline const char* schedule_name(Schedule s) { return kScheduleNames[static_cast<size_t>(s)]; }
 inline const char* recompute_name(Recompute r) { return kRecomputeNames[static_cast<size_t>(r)]; }
 inline const char* fsdp_name(FsdpMode f) { return kFsdpNames[static_cast<size_t>(f)]; }
+inline const char* fp8_recipe_name(Fp8Recipe r) {
+  return kFp8RecipeNames[static_cast<size_t>(r)];
+}
 
 struct Training {
   int64_t seq_len = 4096;
@@ -53,7 +63,18 @@ struct Training {
   int64_t recompute_layers = 0;  // with kFull: layers per stage recomputed; 0 = all of them
   bool flash_attention = true;   // false: the s×s attention scores are materialised
   bool dropout = false;          // dropout masks are kept for backward
+  // FP8 linear layers (Transformer Engine). Each one saves its input in fp8 for the backward and
+  // caches the fp8 casts of its weight (row- and column-wise) across the step's microbatches.
+  Fp8Recipe fp8 = Fp8Recipe::kNone;
+  // FP8 primary weights (Megatron --fp8-param-gather, TE fp8_model_init): the decoder layers'
+  // linear weights are stored in fp8 instead of param_dtype; the fp32 master copy remains.
+  bool fp8_params = false;
 };
+
+// The dtype the linear layers' matmuls run in: fp8 under an fp8 recipe, else the activations'.
+inline DType matmul_dtype(const Training& t) {
+  return t.fp8 != Fp8Recipe::kNone ? DType::kFp8 : t.activation_dtype;
+}
 
 // Fine-tuning (finetune.h): which weights train. kNone trains every weight that is not frozen
 // (full fine-tuning); LoRA trains low-rank adapters beside frozen weights; QLoRA also stores the

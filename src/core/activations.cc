@@ -33,6 +33,8 @@ class SumBuilder {
 };
 
 struct Dims {
+  bool fp8;             // linear layers save their inputs in fp8 (Training::fp8)
+  Fp8Recipe recipe;
   Wide n;  // tokens of a microbatch on this CP rank
   Wide h;
   Wide t;               // tensor-parallel degree
@@ -48,7 +50,9 @@ Dims dims_of(const Scenario& s) {
   const Wide t = par.tp;
   const Wide t_sp = (par.sequence_parallel && par.tp > 1) ? t : Wide{1};
   const bool gathered = t_sp > 1 && s.conventions.sp_saves_gathered_inputs;
-  return Dims{tokens_per_rank(s),
+  return Dims{s.training.fp8 != Fp8Recipe::kNone,
+              s.training.fp8,
+              tokens_per_rank(s),
               s.model.hidden,
               t,
               t_sp,
@@ -58,27 +62,56 @@ Dims dims_of(const Scenario& s) {
 }
 
 std::string preamble(const Scenario& s, const Dims& d) {
-  return fmt::format(
-      "n = s·b/c = {}·{}/{} = {} tokens, h = {}, t = {}, B = {}, G = {}: ", s.training.seq_len,
-      s.training.micro_batch, s.parallel.cp, group_digits(d.n), group_digits(d.h),
-      static_cast<int64_t>(d.t), static_cast<int64_t>(d.bytes), s.conventions.gated_mlp_tensors);
+  std::string fp8;
+  if (d.fp8) {
+    const bool scaled = d.recipe == Fp8Recipe::kBlockwise || d.recipe == Fp8Recipe::kMxfp8;
+    fp8 = fmt::format(", q = {} ({})", scaled ? "1+1/32" : "1", fp8_recipe_name(d.recipe));
+  }
+  return fmt::format("n = s·b/c = {}·{}/{} = {} tokens, h = {}, t = {}, B = {}, G = {}{}: ",
+                     s.training.seq_len, s.training.micro_batch, s.parallel.cp, group_digits(d.n),
+                     group_digits(d.h), static_cast<int64_t>(d.t), static_cast<int64_t>(d.bytes),
+                     s.conventions.gated_mlp_tensors, fp8);
+}
+
+// The input a linear layer saves for its weight gradient: the activation dtype, or its fp8 cast
+// (Transformer Engine quantises the input and keeps only the fp8 copy).
+void add_linear_input(const Dims& d, const char* label, SumBuilder& sum) {
+  if (!d.fp8) {
+    sum.add(label, d.in_expr, d.n * d.h * d.bytes / d.t_in);
+    return;
+  }
+  const bool gathered = d.t_in != d.t_sp;
+  const std::string fp8_label = std::string(label) + " (fp8)";
+  sum.add(fp8_label.c_str(), gathered ? "n·h·q (all-gathered)" : "n·h·q/t_sp",
+          fp8_activation_bytes(d.n * d.h / d.t_in, d.recipe));
+}
+
+// Attention's output, kept by the attention kernel; with fp8 the output projection also keeps
+// its own fp8 cast of it.
+void add_attention_output(const Dims& d, Wide width, const char* width_expr, SumBuilder& sum) {
+  const std::string expr = std::string(width_expr) + "·B/t";
+  sum.add("attention output", expr.c_str(), d.n * width * d.bytes / d.t);
+  if (!d.fp8) return;
+  const std::string fp8_expr = std::string(width_expr) + "·q/t";
+  sum.add("attention output (fp8 copy)", fp8_expr.c_str(),
+          fp8_activation_bytes(d.n * width / d.t, d.recipe));
 }
 
 void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const ModelConfig& m = s.model;
   const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
-  sum.add("QKV input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
+  add_linear_input(d, "QKV input", sum);
   sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
   if (m.qk_norm || m.qk_norm_full_width)
     sum.add("q/k norm inputs", "n·(a+g)·d·B/t", d.n * (a + g) * hd * d.bytes / d.t);
-  sum.add("attention output", "n·a·d·B/t", d.n * a * hd * d.bytes / d.t);
+  add_attention_output(d, a * hd, "n·a·d", sum);
 }
 
 void add_mla_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const MlaConfig& mla = s.model.mla;
   const Wide a = s.model.num_heads;
   const Wide qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
-  sum.add("down-projection input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
+  add_linear_input(d, "down-projection input", sum);
   // The low-rank latents are not split by TP: every TP rank computes them.
   if (mla.q_lora_rank > 0)
     sum.add("q latent + its norm", "2·n·q_lora·B", 2 * d.n * mla.q_lora_rank * d.bytes);
@@ -86,7 +119,7 @@ void add_mla_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
           d.n * (2 * mla.kv_lora_rank + mla.qk_rope_head_dim) * d.bytes);
   sum.add("Q,K", "2·n·a·(nope+rope)·B/t", 2 * d.n * a * qk * d.bytes / d.t);
   sum.add("V", "n·a·v·B/t", d.n * a * mla.v_head_dim * d.bytes / d.t);
-  sum.add("attention output", "n·a·v·B/t", d.n * a * mla.v_head_dim * d.bytes / d.t);
+  add_attention_output(d, a * mla.v_head_dim, "n·a·v", sum);
 }
 
 // The s×s part of attention, or flash attention's softmax statistics.
@@ -113,11 +146,30 @@ Wide mlp_intermediate_factor(const Scenario& s) {
   return s.model.mlp == MlpKind::kGated ? s.conventions.gated_mlp_tensors : 2;
 }
 
+// An MLP's f-wide tensors: G (or 2) in the activation dtype; with fp8 the last one, the
+// down-projection's input, is kept as its fp8 cast instead.
+// `values / divisor` is one tensor's element count (the division last, as the bf16 formula).
+void add_mlp_intermediates(const Scenario& s, const Dims& d, const char* label, Wide values,
+                           Wide divisor, const char* width, const char* per, SumBuilder& sum) {
+  const bool gated = s.model.mlp == MlpKind::kGated;
+  const Wide tensors = mlp_intermediate_factor(s);
+  const std::string w(width);
+  if (!d.fp8) {
+    const std::string expr = std::string(gated ? "G·" : "2·") + w + "·B" + per;
+    sum.add(label, expr.c_str(), tensors * values * d.bytes / divisor);
+    return;
+  }
+  const std::string expr =
+      std::string(gated ? "(G−1)·" : "") + w + "·B" + per + " + " + w + "·q" + per;
+  sum.add(label, expr.c_str(),
+          (tensors - 1) * values * d.bytes / divisor +
+              fp8_activation_bytes(values / divisor, d.recipe));
+}
+
 void add_dense_mlp(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const ModelConfig& m = s.model;
-  sum.add("MLP input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
-  const char* expr = m.mlp == MlpKind::kGated ? "G·n·f·B/t" : "2·n·f·B/t";
-  sum.add("MLP intermediates", expr, mlp_intermediate_factor(s) * d.n * m.ffn * d.bytes / d.t);
+  add_linear_input(d, "MLP input", sum);
+  add_mlp_intermediates(s, d, "MLP intermediates", d.n * m.ffn, d.t, "n·f", "/t", sum);
 }
 
 void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
@@ -129,16 +181,23 @@ void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
   // Dispatched token copies on this GPU: every token goes to k experts; EP balances them over
   // the expert group, expert-TP gathers tokens across its etp ranks.
   const Wide routed = d.n * moe.top_k * etp / d.t_sp;
-  sum.add("dispatched tokens + expert outputs", "2·n·k·etp·h·B/t_sp", 2 * routed * d.h * d.bytes);
-  const char* expr =
-      m.mlp == MlpKind::kGated ? "3·n·k·etp·f_e/etp·B/t_sp" : "2·n·k·etp·f_e/etp·B/t_sp";
-  sum.add("expert intermediates", expr,
-          mlp_intermediate_factor(s) * routed * (moe.expert_ffn / etp) * d.bytes);
+  if (d.fp8) {
+    sum.add("dispatched tokens (fp8) + expert outputs", "n·k·etp·h·(q+B)/t_sp",
+            fp8_activation_bytes(routed * d.h, d.recipe) + routed * d.h * d.bytes);
+  } else {
+    sum.add("dispatched tokens + expert outputs", "2·n·k·etp·h·B/t_sp",
+            2 * routed * d.h * d.bytes);
+  }
+  add_mlp_intermediates(s, d, "expert intermediates", routed * (moe.expert_ffn / etp), 1,
+                        "n·k·etp·f_e/etp", "/t_sp", sum);
   if (moe.shared_experts > 0) {
+    // With fp8 the shared experts' first linear keeps its own cast of the router's input.
+    if (d.fp8)
+      sum.add("shared-expert input (fp8)", "n·h·q/t_sp",
+              fp8_activation_bytes(d.n * d.h / d.t_sp, d.recipe));
     const Wide width = moe.shared_experts * moe.shared_expert_ffn;
-    const char* sexpr = m.mlp == MlpKind::kGated ? "G·n·S·f_s·B/t" : "2·n·S·f_s·B/t";
-    sum.add("shared-expert intermediates", sexpr,
-            mlp_intermediate_factor(s) * d.n * width * d.bytes / d.t);
+    add_mlp_intermediates(s, d, "shared-expert intermediates", d.n * width, d.t, "n·S·f_s", "/t",
+                          sum);
   }
 }
 
@@ -160,6 +219,17 @@ Term op_level_checkpointed_layer(const Scenario& s, const Dims& d, bool explain)
 }
 
 }  // namespace
+
+Wide fp8_activation_bytes(Wide values, Fp8Recipe recipe) {
+  const bool scaled_blocks = recipe == Fp8Recipe::kBlockwise || recipe == Fp8Recipe::kMxfp8;
+  return values + (scaled_blocks ? ceil_div(values, 32) : 0);
+}
+
+Wide fp8_weight_bytes(Wide params, Fp8Recipe recipe) {
+  if (recipe == Fp8Recipe::kBlockwise) return params + 4 * ceil_div(params, 128 * 128);
+  if (recipe == Fp8Recipe::kMxfp8) return params + ceil_div(params, 32);
+  return params;
+}
 
 Wide tokens_per_rank(const Scenario& s) {
   return Wide{s.training.seq_len} * s.training.micro_batch / s.parallel.cp;

@@ -8,6 +8,13 @@
 
 namespace vramplan {
 
+// Bytes of `values` quantised to fp8 with `recipe`'s scales: per-tensor recipes add nothing,
+// blockwise (1×128 fp32 scales) and mxfp8 (one E8M0 scale per 32 values) add 1/32 byte each.
+Wide fp8_activation_bytes(Wide values, Fp8Recipe recipe);
+// One fp8 copy of `params` weights: blockwise adds an fp32 scale per 128×128 block, mxfp8 one
+// byte per 32 values.
+Wide fp8_weight_bytes(Wide params, Fp8Recipe recipe);
+
 // Tokens of one microbatch on one context-parallel rank: n = s·b/c.
 Wide tokens_per_rank(const Scenario& s);
 

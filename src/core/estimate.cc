@@ -44,6 +44,9 @@ constexpr const char* kSourceOptimizerStep =
 constexpr const char* kSourceStageOutputs =
     "torch.distributed.pipelining / nanotron / DeepSpeed pipeline engines keep each sent "
     "activation until its backward (docs/frameworks.md)";
+constexpr const char* kSourceFp8Weights =
+    "Transformer Engine Linear is_first_microbatch (fp8 weight casts cached across "
+    "microbatches, row- and column-wise) and fp8_model_init (fp8 primary weights); docs/fp8.md";
 constexpr const char* kSourceContext = "CUDA context and kernels (FORMULAS.md §5: 0.3–1.3 GiB)";
 constexpr const char* kSourceNccl =
     "Fujii et al. 2024 (arXiv 2411.06465): ~0.5 GB of NCCL buffers per parallel dimension";
@@ -207,14 +210,45 @@ void add_framework_copies(const Context& c, const GpuParams& g, StageBuilder& ou
             CountsToward::kAllocated, kSourceAutocast);
 }
 
-void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
+// Weights, and with fp8 training the casts Transformer Engine keeps of the decoder layers'
+// linear weights (validate.cc: fp8 needs unsharded parameters). Non-fp8 weights: a row-wise and
+// a column-wise (transposed) fp8 cast of each linear weight, cached across microbatches. fp8
+// primary weights: the linear weights themselves are fp8, plus their column-wise copy.
+void add_weights(const Context& c, const GpuParams& g, StageBuilder& out) {
   const Training& tr = c.s.training;
   const Sharding& sh = c.sharding;
   const Wide param_bits = bits_of(tr.param_dtype);
-  out.add("weights",
-          bytes_per_param(param_bits, shard_of(g, sh, sh.params, c.explain),
-                          std::string(dtype_name(tr.param_dtype)).c_str(), c.explain),
-          CountsToward::kAllocated, kSourceStates);
+  const Wide linear = g.dense + g.expert - g.non_matrix;
+  if (!tr.fp8_params) {
+    out.add("weights",
+            bytes_per_param(param_bits, shard_of(g, sh, sh.params, c.explain),
+                            std::string(dtype_name(tr.param_dtype)).c_str(), c.explain),
+            CountsToward::kAllocated, kSourceStates);
+  } else {
+    const Wide other = ceil_div(g.non_matrix * param_bits, 8);
+    Term t{other + fp8_weight_bytes(linear, tr.fp8), ""};
+    if (c.explain)
+      t.formula = fmt::format("{} B/param ({}) × {} non-linear params + fp8 ({}) × {} linear params",
+                              static_cast<double>(param_bits) / 8, dtype_name(tr.param_dtype),
+                              group_digits(g.non_matrix), fp8_recipe_name(tr.fp8),
+                              group_digits(linear));
+    out.add("weights", std::move(t), CountsToward::kAllocated, kSourceFp8Weights);
+  }
+  if (tr.fp8 == Fp8Recipe::kNone) return;
+  const Wide copies = tr.fp8_params ? 1 : 2;
+  Term cast{copies * fp8_weight_bytes(linear, tr.fp8), ""};
+  if (c.explain)
+    cast.formula = fmt::format("{} × fp8 ({}) × {} linear params ({})", copies,
+                               fp8_recipe_name(tr.fp8), group_digits(linear),
+                               tr.fp8_params ? "column-wise copy of the fp8 weights"
+                                             : "row- and column-wise casts");
+  out.add("fp8 weight copies", std::move(cast), CountsToward::kAllocated, kSourceFp8Weights);
+}
+
+void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
+  const Training& tr = c.s.training;
+  const Sharding& sh = c.sharding;
+  add_weights(c, g, out);
 
   const bool fp32_grads = tr.fp32_grad_accumulation;
   const DType grad_type = fp32_grads ? DType::kFp32 : tr.grad_dtype;
@@ -244,7 +278,7 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
     // compute-dtype cast and reduces a reduce-dtype copy of the compute-dtype gradients.
     const bool mixed = c.s.conventions.fsdp_mixed_precision;
     const Wide units = 1 + c.s.parallel.fsdp_prefetch;
-    const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : param_bits;
+    const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : bits_of(tr.param_dtype);
     const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                   : bytes_of(1, tr.grad_dtype);
     Term gather{ceil_div(units * g.largest_unit * gather_bits, 8) + grad_bytes * g.largest_unit,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/activations.h"
 #include "core/pipeline.h"
 #include "core/validate.h"
 #include "vramplan/estimate.h"
@@ -242,7 +243,12 @@ Wide FastMemoryModel::gradients_of(const Params& g, const Sharding& sh) const {
 Wide FastMemoryModel::states_of(const Params& g, const Sharding& sh, int64_t fsdp_prefetch) const {
   const Training& tr = base_.training;
   const Wide param_bits = bits_of(tr.param_dtype);
-  Wide total = ceil_div(shard_of(g, sh, sh.params) * param_bits, 8);
+  // estimate.cc add_weights: fp8 casts of the linear weights (parameters are never sharded then).
+  const Wide linear = g.dense + g.expert - g.non_matrix;
+  Wide total = tr.fp8_params
+                   ? ceil_div(g.non_matrix * param_bits, 8) + fp8_weight_bytes(linear, tr.fp8)
+                   : ceil_div(shard_of(g, sh, sh.params) * param_bits, 8);
+  if (tr.fp8 != Fp8Recipe::kNone) total += (tr.fp8_params ? 1 : 2) * fp8_weight_bytes(linear, tr.fp8);
   total += gradients_of(g, sh);
   const Wide optimizer_params = shard_of(g, sh, sh.optimizer);
   if (tr.master_weights && tr.param_dtype != DType::kFp32)
@@ -308,21 +314,35 @@ Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_ba
     return kept;
   }
 
+  // activations.cc add_linear_input, add_attention_output, add_mlp_intermediates.
+  const Fp8Recipe recipe = tr.fp8;
+  const bool fp8 = recipe != Fp8Recipe::kNone;
+  const Wide linear_input = fp8 ? fp8_activation_bytes(n * h / t_sp, recipe) : hidden_input;
+  auto attention_output = [&](Wide width) {
+    const Wide kept = n * width * b / t;
+    return fp8 ? kept + fp8_activation_bytes(n * width / t, recipe) : kept;
+  };
+  auto intermediates = [&](Wide values, Wide divisor) {
+    if (!fp8) return mlp_factor * values * b / divisor;
+    return (mlp_factor - 1) * values * b / divisor + fp8_activation_bytes(values / divisor, recipe);
+  };
+
   Wide sum = Wide{m.norms_per_layer} * n * h * b / t_sp;
   if (m.attention == AttentionKind::kMla) {
     const MlaConfig& mla = m.mla;
     const Wide qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
-    sum += hidden_input;
+    sum += linear_input;
     if (mla.q_lora_rank > 0) sum += 2 * n * mla.q_lora_rank * b;
     sum += n * (2 * mla.kv_lora_rank + mla.qk_rope_head_dim) * b;
     sum += 2 * n * a * qk * b / t;
-    sum += 2 * (n * a * mla.v_head_dim * b / t);
+    sum += n * a * mla.v_head_dim * b / t;
+    sum += attention_output(a * mla.v_head_dim);
   } else {
     const Wide g = m.num_kv_heads, hd = m.head_dim;
-    sum += hidden_input;
+    sum += linear_input;
     sum += n * (a + 2 * g) * hd * b / t;
     if (m.qk_norm || m.qk_norm_full_width) sum += n * (a + g) * hd * b / t;
-    sum += n * a * hd * b / t;
+    sum += attention_output(a * hd);
   }
   const bool selective = recompute == Recompute::kSelective;
   if (tr.flash_attention) {
@@ -336,16 +356,18 @@ Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_ba
   if (moe_layer) {
     const MoeConfig& moe = m.moe;
     const Wide etp = par.etp;
-    sum += hidden_input;
+    sum += hidden_input;  // the router's input stays in the activation dtype
     sum += 2 * n * moe.num_experts * 4 / t_sp;
     const Wide routed = n * moe.top_k * etp / t_sp;
-    sum += 2 * routed * h * b;
-    sum += mlp_factor * routed * (moe.expert_ffn / etp) * b;
-    if (moe.shared_experts > 0)
-      sum += mlp_factor * n * (Wide{moe.shared_experts} * moe.shared_expert_ffn) * b / t;
+    sum += fp8 ? fp8_activation_bytes(routed * h, recipe) + routed * h * b : 2 * routed * h * b;
+    sum += intermediates(routed * (moe.expert_ffn / etp), 1);
+    if (moe.shared_experts > 0) {
+      if (fp8) sum += fp8_activation_bytes(n * h / t_sp, recipe);
+      sum += intermediates(n * (Wide{moe.shared_experts} * moe.shared_expert_ffn), t);
+    }
   } else {
-    sum += hidden_input;
-    sum += mlp_factor * n * m.ffn * b / t;
+    sum += linear_input;
+    sum += intermediates(n * m.ffn, t);
   }
   return sum;
 }

@@ -52,6 +52,12 @@ Scenario random_base(const ModelConfig& model, std::mt19937_64& rng) {
   t.recompute_layers = coin(rng, 0.8) ? 0 : pick(rng, {1, 2, 3});
   t.flash_attention = coin(rng, 0.8);
   t.dropout = coin(rng, 0.3);
+  // A property of the run, like the dtypes; layouts it rejects (sharded parameters,
+  // selective-op) are drawn again.
+  t.fp8 = coin(rng, 0.3) ? pick(rng, {Fp8Recipe::kDelayed, Fp8Recipe::kTensorwise,
+                                      Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8})
+                         : Fp8Recipe::kNone;
+  t.fp8_params = t.fp8 != Fp8Recipe::kNone && coin(rng);
   s.conventions.vocab_pad_multiple = pick(rng, {1, 1, 128, 64});
   s.conventions.gated_mlp_tensors = pick(rng, {3, 4});
   s.conventions.loss_bytes_per_logit = pick(rng, {6, 10, 0, 1});
@@ -137,7 +143,8 @@ std::string describe(const Scenario& s) {
          std::to_string(p.first_stage_layers) + " last" + std::to_string(p.last_stage_layers) +
          (p.embedding_as_stage ? " emb" : "") + (p.loss_as_stage ? " loss" : "") +
          (p.balanced_split ? " balanced" : "") + " mb" + std::to_string(t.micro_batch) + " gb" +
-         std::to_string(t.global_batch) + " seq" + std::to_string(t.seq_len) +
+         std::to_string(t.global_batch) + " seq" + std::to_string(t.seq_len) + " fp8=" +
+         fp8_recipe_name(t.fp8) + (t.fp8_params ? " fp8-params" : "") +
          " recompute=" + recompute_name(t.recompute) + "/" + std::to_string(t.recompute_layers) +
          " optimizer=" + optimizer_name(t.optimizer) +
          " dtypes p/g/o/a=" + std::string(dtype_name(t.param_dtype)) + "/" +
@@ -185,6 +192,8 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"mixed-precision fsdp",
        s.conventions.fsdp_mixed_precision && (p.zero == 3 || p.fsdp == FsdpMode::kFullShard)},
       {"kept stage outputs", s.conventions.pipeline_keeps_stage_outputs && p.pp > 1},
+      {"fp8", s.training.fp8 != Fp8Recipe::kNone && !s.training.fp8_params},
+      {"fp8 weights", s.training.fp8_params},
   };
   for (const auto& [name, used] : all) features[name] += used;
 }

@@ -118,6 +118,8 @@ json training_json(const Training& t) {
       {"recompute_layers", t.recompute_layers},
       {"flash_attention", t.flash_attention},
       {"dropout", t.dropout},
+      {"fp8", fp8_recipe_name(t.fp8)},
+      {"fp8_params", t.fp8_params},
   };
 }
 
@@ -313,6 +315,8 @@ std::string training_text(const Training& t) {
   text += fmt::format(" · recompute {}", recompute_name(t.recompute));
   if (!t.flash_attention) text += " · no flash attention";
   if (t.dropout) text += " · dropout";
+  if (t.fp8 != Fp8Recipe::kNone)
+    text += fmt::format(" · fp8 {}{}", fp8_recipe_name(t.fp8), t.fp8_params ? " (fp8 weights)" : "");
   return text;
 }
 

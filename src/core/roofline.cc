@@ -91,7 +91,7 @@ std::string_view bound_name(Bound b) { return b == Bound::kMemory ? "memory" : "
 
 Result<Roofline> compute_roofline(const Scenario& s, const Gpu& gpu) {
   if (auto e = validate_scenario(s)) return *e;
-  const DType compute = s.training.activation_dtype;
+  const DType compute = matmul_dtype(s.training);
   if (auto e = check_gpu(gpu, compute)) return *e;
   Roofline r;
   r.gpu = gpu.id;

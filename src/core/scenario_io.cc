@@ -93,6 +93,13 @@ constexpr OptionSpec kOptions[] = {
      "fp32, bf16, fp16, fp8, fp4"},
     {"activation_dtype", K::kChoice, "precision", "bf16", "dtype of stored activations",
      "fp32, bf16, fp16, fp8, fp4"},
+    {"fp8", K::kChoice, "precision", "none",
+     "FP8 linear layers with a Transformer Engine recipe (Megatron --fp8-recipe): each decoder "
+     "linear saves its input in fp8 and caches fp8 casts of its weight",
+     "none, delayed, tensorwise, blockwise, mxfp8"},
+    {"fp8_params", K::kBool, "precision", "false",
+     "fp8 primary weights (Megatron --fp8-param-gather): decoder linear weights stored in fp8",
+     ""},
     // Parallelism
     {"gpus", K::kInteger, "parallelism", "tp·pp·cp·dp",
      "world size; dp is derived from it when not given", ""},
@@ -448,6 +455,8 @@ std::optional<Error> read_training(const Reader& r, Training& t) {
   if (auto e = r.dtype("optimizer_dtype", t.optimizer_state_dtype)) return e;
   if (auto e = r.dtype("activation_dtype", t.activation_dtype)) return e;
   if (auto e = r.choice("optimizer", kOptimizerNames, t.optimizer)) return e;
+  if (auto e = r.choice("fp8", kFp8RecipeNames, t.fp8)) return e;
+  if (auto e = r.boolean("fp8_params", t.fp8_params)) return e;
   return std::nullopt;
 }
 

@@ -393,7 +393,7 @@ double sharded_over(const Parallelism& p, double group) {
 Result<StepTimeModel> StepTimeModel::prepare(const Scenario& base, const Gpu& gpu,
                                              const Cluster& cluster,
                                              const StepTimeConstants& constants) {
-  const DType compute = base.training.activation_dtype;
+  const DType compute = matmul_dtype(base.training);
   if (gpu.peak_tflops(compute) <= 0)
     return Error{
         "gpu", gpu.id,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model_states.h"
 #include "core/pipeline.h"
 #include "vramplan/hf_config.h"
 
@@ -185,6 +186,22 @@ std::optional<Error> check_recompute(const Scenario& s) {
   return std::nullopt;
 }
 
+std::optional<Error> check_fp8(const Scenario& s) {
+  const Training& tr = s.training;
+  if (tr.fp8_params && tr.fp8 == Fp8Recipe::kNone)
+    return Error{"fp8_params", "true", "false unless fp8 names a recipe",
+                 "fp8 primary weights need an fp8 recipe (--fp8 tensorwise, delayed, blockwise "
+                 "or mxfp8)"};
+  if (tr.fp8 == Fp8Recipe::kNone) return std::nullopt;
+  if (sharding_of(s.parallel).params)
+    return Error{"fp8", fp8_recipe_name(tr.fp8), "none with ZeRO-3 or sharded FSDP",
+                 "fp8 training with sharded parameters (float8 all-gathers) is not modelled yet"};
+  if (tr.recompute == Recompute::kSelectiveOp)
+    return Error{"fp8", fp8_recipe_name(tr.fp8), "none with selective-op recompute",
+                 "op-level selective checkpointing is modelled for bf16 layers only"};
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Error> validate_scenario(const Scenario& s) {
@@ -197,6 +214,7 @@ std::optional<Error> validate_scenario(const Scenario& s) {
   if (auto e = check_sharding(s)) return e;
   if (auto e = check_batch(s)) return e;
   if (auto e = check_recompute(s)) return e;
+  if (auto e = check_fp8(s)) return e;
   return std::nullopt;
 }
 
