@@ -33,7 +33,7 @@ class SumBuilder {
 };
 
 struct Dims {
-  bool fp8;             // linear layers save their inputs in fp8 (Training::fp8)
+  bool fp8;  // linear layers save their inputs in fp8 (Training::fp8)
   Fp8Recipe recipe;
   Wide n;  // tokens of a microbatch on this CP rank
   Wide h;
@@ -185,8 +185,7 @@ void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
     sum.add("dispatched tokens (fp8) + expert outputs", "n·k·etp·h·(q+B)/t_sp",
             fp8_activation_bytes(routed * d.h, d.recipe) + routed * d.h * d.bytes);
   } else {
-    sum.add("dispatched tokens + expert outputs", "2·n·k·etp·h·B/t_sp",
-            2 * routed * d.h * d.bytes);
+    sum.add("dispatched tokens + expert outputs", "2·n·k·etp·h·B/t_sp", 2 * routed * d.h * d.bytes);
   }
   add_mlp_intermediates(s, d, "expert intermediates", routed * (moe.expert_ffn / etp), 1,
                         "n·k·etp·f_e/etp", "/t_sp", sum);

@@ -50,6 +50,40 @@ TEST(Activations, OpLevelCheckpointingKeepsEveryOtherMatmul) {
   EXPECT_EQ(layer_activations(tp4, false, false).bytes, 180'617'216);
 }
 
+TEST(Activations, Fp8LinearsKeepTheirInputsInFp8) {
+  // Transformer Engine, n = 8192, Llama-3-8B shapes: the QKV and MLP inputs and the
+  // down-projection's input drop from 2 B to 1 B; the output projection keeps a 1 B copy of the
+  // attention output beside the kernel's bf16 one:
+  //   QKV input   67,108,864 -> 33,554,432
+  //   attention   67,108,864 + 33,554,432
+  //   MLP input   67,108,864 -> 33,554,432
+  //   MLP 3·n·f·2 704,643,072 -> 2·n·f·2 + n·f = 587,202,560
+  //   total       1,141,899,264 - 33,554,432 - 33,554,432 + 33,554,432 - 117,440,512
+  Scenario s = llama(8192);
+  s.training.fp8 = Fp8Recipe::kTensorwise;
+  Term t = layer_activations(s, false, true);
+  EXPECT_EQ(t.bytes, 990'904'320);
+  EXPECT_NE(t.formula.find("QKV input (fp8)"), std::string::npos);
+  EXPECT_NE(t.formula.find("q = 1 (tensorwise)"), std::string::npos);
+  // Delayed scaling stores the same; blockwise and MXFP8 add one byte of scale per 32 values
+  // of each fp8 tensor: (n·h + n·a·d + n·h + n·f)/32.
+  s.training.fp8 = Fp8Recipe::kDelayed;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 990'904'320);
+  s.training.fp8 = Fp8Recipe::kMxfp8;
+  const Wide scales = (3 * Wide{8192} * 4096 + Wide{8192} * 14336) / 32;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 990'904'320 + scales);
+  s.training.fp8 = Fp8Recipe::kBlockwise;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 990'904'320 + scales);
+}
+
+TEST(Activations, Fp8ScalesAndWeightCopies) {
+  EXPECT_EQ(fp8_activation_bytes(100, Fp8Recipe::kTensorwise), 100);
+  EXPECT_EQ(fp8_activation_bytes(100, Fp8Recipe::kMxfp8), 104);  // ⌈100/32⌉ scales
+  EXPECT_EQ(fp8_weight_bytes(128 * 128 * 3, Fp8Recipe::kBlockwise), 128 * 128 * 3 + 3 * 4);
+  EXPECT_EQ(fp8_weight_bytes(64, Fp8Recipe::kMxfp8), 66);
+  EXPECT_EQ(fp8_weight_bytes(64, Fp8Recipe::kDelayed), 64);
+}
+
 TEST(Activations, SequenceParallelSplitsEverythingByTp) {
   EXPECT_EQ(layer_activations(llama(8192, 4, true), false, false).bytes, 1'141'899'264 / 4);
 }

@@ -47,6 +47,9 @@ constexpr const char* kSourceStageOutputs =
 constexpr const char* kSourceFp8Weights =
     "Transformer Engine Linear is_first_microbatch (fp8 weight casts cached across "
     "microbatches, row- and column-wise) and fp8_model_init (fp8 primary weights); docs/fp8.md";
+constexpr const char* kSourceCudaGraphs =
+    "NeMo docs/source/features/optimizations/cudagraphs.md (Megatron CudaGraphManager): per-layer "
+    "graphs keep forward temporaries, ~20% more activation memory";
 constexpr const char* kSourceContext = "CUDA context and kernels (FORMULAS.md §5: 0.3–1.3 GiB)";
 constexpr const char* kSourceNccl =
     "Fujii et al. 2024 (arXiv 2411.06465): ~0.5 GB of NCCL buffers per parallel dimension";
@@ -138,6 +141,7 @@ int64_t row_bytes(const StageEstimate& stage, std::string_view component) {
 
 struct PhaseTotals {
   int64_t forward_backward = 0, optimizer_step = 0, first_step = 0;  // tensors only
+  int64_t layer_activations = 0;  // the "activations" row, whatever phase peaks
 };
 
 // Picks the phase with the most allocated tensors and leaves in stage.rows what is alive then.
@@ -154,6 +158,7 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
     t.forward_backward += r.bytes;
     if (is_activation_row(r)) activations += r.bytes;
   }
+  t.layer_activations = row_bytes(stage, "activations");
   const int64_t all_tensors = t.forward_backward;
   const bool grads_absent = c.s.conventions.lazy_gradients && microbatches == 1;
   if (grads_absent) t.forward_backward -= row_bytes(stage, "gradients");
@@ -228,20 +233,20 @@ void add_weights(const Context& c, const GpuParams& g, StageBuilder& out) {
     const Wide other = ceil_div(g.non_matrix * param_bits, 8);
     Term t{other + fp8_weight_bytes(linear, tr.fp8), ""};
     if (c.explain)
-      t.formula = fmt::format("{} B/param ({}) × {} non-linear params + fp8 ({}) × {} linear params",
-                              static_cast<double>(param_bits) / 8, dtype_name(tr.param_dtype),
-                              group_digits(g.non_matrix), fp8_recipe_name(tr.fp8),
-                              group_digits(linear));
+      t.formula =
+          fmt::format("{} B/param ({}) × {} non-linear params + fp8 ({}) × {} linear params",
+                      static_cast<double>(param_bits) / 8, dtype_name(tr.param_dtype),
+                      group_digits(g.non_matrix), fp8_recipe_name(tr.fp8), group_digits(linear));
     out.add("weights", std::move(t), CountsToward::kAllocated, kSourceFp8Weights);
   }
   if (tr.fp8 == Fp8Recipe::kNone) return;
   const Wide copies = tr.fp8_params ? 1 : 2;
   Term cast{copies * fp8_weight_bytes(linear, tr.fp8), ""};
   if (c.explain)
-    cast.formula = fmt::format("{} × fp8 ({}) × {} linear params ({})", copies,
-                               fp8_recipe_name(tr.fp8), group_digits(linear),
-                               tr.fp8_params ? "column-wise copy of the fp8 weights"
-                                             : "row- and column-wise casts");
+    cast.formula = fmt::format(
+        "{} × fp8 ({}) × {} linear params ({})", copies, fp8_recipe_name(tr.fp8),
+        group_digits(linear),
+        tr.fp8_params ? "column-wise copy of the fp8 weights" : "row- and column-wise casts");
   out.add("fp8 weight copies", std::move(cast), CountsToward::kAllocated, kSourceFp8Weights);
 }
 
@@ -417,7 +422,8 @@ int64_t nccl_groups(const Parallelism& p, std::string* names) {
   return count;
 }
 
-void add_beyond_tensors(const Context& c, StageEstimate& stage, StageBuilder& out) {
+void add_beyond_tensors(const Context& c, const PhaseTotals& phases, StageEstimate& stage,
+                        StageBuilder& out) {
   Term workspace{c.s.overheads.gemm_workspace_bytes, ""};
   if (c.explain) workspace.formula = "configurable (--gemm-workspace-mib)";
   out.add("GEMM workspaces", std::move(workspace), CountsToward::kAllocated, kSourceWorkspace);
@@ -438,6 +444,17 @@ void add_beyond_tensors(const Context& c, StageEstimate& stage, StageBuilder& ou
     pool.formula =
         fmt::format("{:.0f}% × allocated {}", o.allocator_fraction * 100, short_bytes(allocated));
   out.add("allocator pool overhead", std::move(pool), CountsToward::kReserved, kSourceAllocator);
+  if (o.per_layer_cuda_graphs) {
+    // Reserved, not allocated: the pools stay with their graphs through every phase.
+    Term graphs{static_cast<Wide>(static_cast<double>(phases.layer_activations) *
+                                  kCudaGraphActivationShare),
+                ""};
+    if (c.explain)
+      graphs.formula =
+          fmt::format("{:.0f}% × layer activations {} (forward temporaries kept)",
+                      kCudaGraphActivationShare * 100, short_bytes(phases.layer_activations));
+    out.add("CUDA-graph pools", std::move(graphs), CountsToward::kReserved, kSourceCudaGraphs);
+  }
   Term context{o.cuda_context_bytes, c.explain ? "configurable (--cuda-context-gib)" : ""};
   out.add("CUDA context", std::move(context), CountsToward::kDevice, kSourceContext);
   std::string names;
@@ -588,7 +605,7 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
     }
     const PhaseTotals phases = settle_peak_phase(c, est.microbatches, stage, out);
     const size_t before_beyond = stage.rows.size();
-    add_beyond_tensors(c, stage, out);
+    add_beyond_tensors(c, phases, stage, out);
     if (out.overflow()) {
       overflow = true;
       break;

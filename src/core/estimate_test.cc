@@ -64,6 +64,41 @@ TEST(Estimate, ZeroThreeDividesModelStatesByRanks) {
   EXPECT_GT(row(e.stages[0], "unsharded parameter buffers"), 0);
 }
 
+TEST(Estimate, Fp8CachesCastsOfTheLinearWeights) {
+  // Llama-3.1-8B, one GPU: 32 layers × (attention 41,943,040 + MLP 176,160,768) = 6,979,321,856
+  // linear weights; embedding, LM head and norms (1,051,201,536 + 266,240 + 4,096) stay bf16.
+  const int64_t linear = 6'979'321'856, other = 8'030'261'248 - linear;
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.training.fp8 = Fp8Recipe::kTensorwise;
+  const StageEstimate cached = run(s).stages[0];
+  EXPECT_EQ(row(cached, "weights"), 2 * (linear + other));
+  EXPECT_EQ(row(cached, "fp8 weight copies"), 2 * linear);  // row- and column-wise
+  // fp8 primary weights: the linear weights are fp8 themselves, plus one column-wise copy.
+  s.training.fp8_params = true;
+  const StageEstimate native = run(s).stages[0];
+  EXPECT_EQ(row(native, "weights"), 2 * other + linear);
+  EXPECT_EQ(row(native, "fp8 weight copies"), linear);
+  EXPECT_EQ(row(native, "master weights"), row(cached, "master weights"));
+  // bf16 training has no such row.
+  s.training.fp8 = Fp8Recipe::kNone;
+  s.training.fp8_params = false;
+  EXPECT_EQ(row(run(s).stages[0], "fp8 weight copies"), 0);
+}
+
+TEST(Estimate, PerLayerCudaGraphsReserveAFifthOfTheActivations) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.parallel.tp = 2;
+  s.parallel.dp = 4;
+  const StageEstimate eager = run(s).stages[0];
+  s.overheads.per_layer_cuda_graphs = true;
+  const StageEstimate graphs = run(s).stages[0];
+  const int64_t pools = row(graphs, "CUDA-graph pools");
+  EXPECT_EQ(pools, static_cast<int64_t>(row(eager, "activations") * 0.20));
+  // Reserved: allocated (what torch.cuda.max_memory_allocated() sees) does not move.
+  EXPECT_EQ(graphs.allocated_bytes, eager.allocated_bytes);
+  EXPECT_EQ(graphs.reserved_bytes, eager.reserved_bytes + pools);
+}
+
 TEST(Estimate, MemoryGrowsWithSequenceAndMicroBatch) {
   Scenario s = preset_scenario("Qwen3-8B");
   int64_t previous = 0;

@@ -75,12 +75,14 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   m.counts_ = count_parameters(base.model);
   // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
   // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries), nanotron's
-  // gathered inputs and compute-cost split, and fine-tuning go through estimate() itself.
+  // gathered inputs and compute-cost split, CUDA-graph pools and fine-tuning go through
+  // estimate() itself.
   const Conventions& conv = base.conventions;
   m.conventions_modelled_ =
       !conv.ddp_bucket_copy && !conv.autocast_weight_cache && conv.comm_bucket_elements == 0 &&
       !conv.optimizer_foreach_temporaries && !conv.sp_saves_gathered_inputs &&
-      !base.parallel.compute_balanced_split && !finetune_active(base.finetune);
+      !base.parallel.compute_balanced_split && !finetune_active(base.finetune) &&
+      !base.overheads.per_layer_cuda_graphs;
   const ModelConfig& model = base.model;
   const size_t layers = static_cast<size_t>(model.num_layers);
   m.prefix_.assign(layers + 1, {});
@@ -248,7 +250,8 @@ Wide FastMemoryModel::states_of(const Params& g, const Sharding& sh, int64_t fsd
   Wide total = tr.fp8_params
                    ? ceil_div(g.non_matrix * param_bits, 8) + fp8_weight_bytes(linear, tr.fp8)
                    : ceil_div(shard_of(g, sh, sh.params) * param_bits, 8);
-  if (tr.fp8 != Fp8Recipe::kNone) total += (tr.fp8_params ? 1 : 2) * fp8_weight_bytes(linear, tr.fp8);
+  if (tr.fp8 != Fp8Recipe::kNone)
+    total += (tr.fp8_params ? 1 : 2) * fp8_weight_bytes(linear, tr.fp8);
   total += gradients_of(g, sh);
   const Wide optimizer_params = shard_of(g, sh, sh.optimizer);
   if (tr.master_weights && tr.param_dtype != DType::kFp32)

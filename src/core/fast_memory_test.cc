@@ -143,8 +143,8 @@ std::string describe(const Scenario& s) {
          std::to_string(p.first_stage_layers) + " last" + std::to_string(p.last_stage_layers) +
          (p.embedding_as_stage ? " emb" : "") + (p.loss_as_stage ? " loss" : "") +
          (p.balanced_split ? " balanced" : "") + " mb" + std::to_string(t.micro_batch) + " gb" +
-         std::to_string(t.global_batch) + " seq" + std::to_string(t.seq_len) + " fp8=" +
-         fp8_recipe_name(t.fp8) + (t.fp8_params ? " fp8-params" : "") +
+         std::to_string(t.global_batch) + " seq" + std::to_string(t.seq_len) +
+         " fp8=" + fp8_recipe_name(t.fp8) + (t.fp8_params ? " fp8-params" : "") +
          " recompute=" + recompute_name(t.recompute) + "/" + std::to_string(t.recompute_layers) +
          " optimizer=" + optimizer_name(t.optimizer) +
          " dtypes p/g/o/a=" + std::string(dtype_name(t.param_dtype)) + "/" +

@@ -296,6 +296,10 @@ Result<PlanRequest> plan_request_from_settings(const json& settings, const FileR
     return Error{"recompute", "selective-op", "none, selective or full for MoE and MLA models",
                  "op-level selective checkpointing is modelled for dense layers with standard "
                  "attention only"};
+  if (r.base.training.recompute == Recompute::kSelectiveOp &&
+      r.base.training.fp8 != Fp8Recipe::kNone)
+    return Error{"recompute", "selective-op", "none, selective or full with fp8",
+                 "op-level selective checkpointing is modelled for bf16 layers only"};
   Result<Gpu> gpu = gpu_of(*resolved);
   if (!gpu) return gpu.error();
   r.gpu = *gpu;

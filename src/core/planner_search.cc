@@ -155,8 +155,13 @@ std::vector<ShardingChoice> shardings_for(const PlanRequest& r, int64_t tp, int6
   // NO_SHARD is DDP under another name: only when asked for.
   if (!r.space.fsdp.empty() && allowed(r.space.fsdp, FsdpMode::kNoShard))
     all.push_back({0, FsdpMode::kNoShard, 0, false});
+  // validate.cc: fp8 training is not modelled with sharded parameters.
+  const bool fp8 = r.base.training.fp8 != Fp8Recipe::kNone;
   std::vector<ShardingChoice> out;
   for (const ShardingChoice& c : all) {
+    const bool shards_params =
+        c.zero == 3 || c.fsdp == FsdpMode::kFullShard || c.fsdp == FsdpMode::kHybridShard;
+    if (fp8 && shards_params) continue;
     if (!allowed(r.space.zero, c.zero) || !allowed(r.space.fsdp, c.fsdp) ||
         !allowed(r.space.distributed_optimizer, c.distributed_optimizer) ||
         !allowed(r.space.fsdp_shard_group, c.fsdp_shard_group))
@@ -174,6 +179,7 @@ std::vector<Recompute> recomputes_for(const PlanRequest& r) {
        {Recompute::kNone, Recompute::kSelective, Recompute::kFull, Recompute::kSelectiveOp}) {
     if (!allowed(r.space.recompute, c)) continue;
     if (c == Recompute::kSelectiveOp && r.space.recompute.empty()) continue;
+    if (c == Recompute::kSelectiveOp && r.base.training.fp8 != Fp8Recipe::kNone) continue;
     if (r.base.training.recompute_layers > 0 && c != Recompute::kFull) continue;  // validate.cc
     out.push_back(c);
   }

@@ -148,6 +148,34 @@ TEST(Planner, CandidatesAreRankedFitAndReproduceEstimate) {
   EXPECT_EQ(p->families.size(), 5u);  // no expert family for a dense model
 }
 
+TEST(Planner, Fp8PlansOnlyLayoutsItCanEstimate) {
+  // fp8 with sharded parameters is refused by validate_scenario: the planner leaves those
+  // shardings out (here they would otherwise win), and every candidate re-estimates as-is.
+  json settings = {{"model", "Llama-3.1-70B"},
+                   {"gpus", 64},
+                   {"global_batch", 256},
+                   {"fp8", "tensorwise"},
+                   {"top_k", 20}};
+  Result<PlanResult> p = plan_from_settings(settings, kNoFiles);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_FALSE(p->candidates.empty());
+  const json out = plan_to_json(*p);
+  for (size_t i = 0; i < p->candidates.size(); ++i) {
+    const ShardingChoice& sh = p->candidates[i].layout.sharding;
+    EXPECT_NE(sh.zero, 3);
+    EXPECT_NE(sh.fsdp, FsdpMode::kFullShard);
+    EXPECT_NE(sh.fsdp, FsdpMode::kHybridShard);
+    Result<ResolvedScenario> again = resolve_scenario(out["candidates"][i]["scenario"], kNoFiles);
+    ASSERT_TRUE(again.ok()) << again.error().message();
+    EXPECT_EQ(again->scenario.training.fp8, Fp8Recipe::kTensorwise);
+    Result<Estimate> est = estimate(again->scenario, {.explain = false});
+    ASSERT_TRUE(est.ok()) << est.error().message();
+    EXPECT_EQ(est->peak.device_bytes, p->candidates[i].device_bytes);
+  }
+  settings["recompute"] = "selective-op";
+  EXPECT_EQ(field_of(settings), "recompute");
+}
+
 TEST(Planner, JsonKeysAreStable) {
   Result<PlanResult> p = plan_from_settings(llama8b_on(8), kNoFiles);
   ASSERT_TRUE(p.ok()) << p.error().message();

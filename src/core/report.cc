@@ -173,7 +173,9 @@ json scenario_json(const Scenario& s) {
           {"overheads",
            {{"cuda_context_bytes", o.cuda_context_bytes},
             {"nccl_bytes_per_group", o.nccl_bytes_per_group},
-            {"allocator_fraction", o.allocator_fraction}}}};
+            {"gemm_workspace_bytes", o.gemm_workspace_bytes},
+            {"allocator_fraction", o.allocator_fraction},
+            {"per_layer_cuda_graphs", o.per_layer_cuda_graphs}}}};
 }
 
 json phases_json(const StageEstimate& stage) {
@@ -316,7 +318,8 @@ std::string training_text(const Training& t) {
   if (!t.flash_attention) text += " · no flash attention";
   if (t.dropout) text += " · dropout";
   if (t.fp8 != Fp8Recipe::kNone)
-    text += fmt::format(" · fp8 {}{}", fp8_recipe_name(t.fp8), t.fp8_params ? " (fp8 weights)" : "");
+    text +=
+        fmt::format(" · fp8 {}{}", fp8_recipe_name(t.fp8), t.fp8_params ? " (fp8 weights)" : "");
   return text;
 }
 

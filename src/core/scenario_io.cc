@@ -98,8 +98,7 @@ constexpr OptionSpec kOptions[] = {
      "linear saves its input in fp8 and caches fp8 casts of its weight",
      "none, delayed, tensorwise, blockwise, mxfp8"},
     {"fp8_params", K::kBool, "precision", "false",
-     "fp8 primary weights (Megatron --fp8-param-gather): decoder linear weights stored in fp8",
-     ""},
+     "fp8 primary weights (Megatron --fp8-param-gather): decoder linear weights stored in fp8", ""},
     // Parallelism
     {"gpus", K::kInteger, "parallelism", "tp·pp·cp·dp",
      "world size; dp is derived from it when not given", ""},
@@ -169,6 +168,10 @@ constexpr OptionSpec kOptions[] = {
      "cuBLAS/cuBLASLt (and Transformer Engine) GEMM workspaces per GPU, in MiB", ""},
     {"allocator_overhead", K::kNumber, "overheads", "0.10",
      "caching-allocator pool above peak allocated (fraction)", ""},
+    {"cuda_graphs", K::kBool, "overheads", "false",
+     "per-layer CUDA graphs (Megatron --cuda-graph-impl): their pools keep the layers' forward "
+     "temporaries, about 20% of the activations, reserved",
+     ""},
 };
 
 std::string as_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -554,6 +557,7 @@ std::optional<Error> read_overheads(const Reader& r, Overheads& o) {
   if (workspace_mib < 0 || workspace_mib > 65536)
     return Error{"gemm_workspace_mib", fmt::format("{}", workspace_mib), "0 to 65536 (MiB)", ""};
   o.gemm_workspace_bytes = static_cast<int64_t>(workspace_mib * (1 << 20));
+  if (auto e = r.boolean("cuda_graphs", o.per_layer_cuda_graphs)) return e;
   return r.number("allocator_overhead", o.allocator_fraction);
 }
 

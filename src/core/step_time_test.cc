@@ -76,6 +76,18 @@ TEST(StepTime, MfuCountsModelFlops) {
   EXPECT_NEAR(t.mfu * t.step_time_s * 989.4e12 * 8, 64 * per_sequence, 1e-9 * 64 * per_sequence);
 }
 
+TEST(StepTime, Fp8RecipesRunMatmulsAtTheFp8Peak) {
+  // With an ideal cluster the step is compute: fp8 linears at twice the bf16 peak shorten it,
+  // attention stays bf16 (so less than 2×), and MFU is still counted against the bf16 peak.
+  Scenario s = llama8b(1, 1);
+  const StepTime bf16 = evaluate(s, ideal(), kFastCluster);
+  s.training.fp8 = Fp8Recipe::kTensorwise;
+  const StepTime fp8 = evaluate(s, ideal(), kFastCluster);
+  EXPECT_LT(fp8.compute_s, bf16.compute_s * 0.75);
+  EXPECT_GT(fp8.compute_s, bf16.compute_s * 0.5);
+  EXPECT_NEAR(fp8.mfu * fp8.step_time_s, bf16.mfu * bf16.step_time_s, 1e-9);
+}
+
 TEST(StepTime, MoreDataParallelismShortensTheStepForAFixedBatch) {
   double previous = INFINITY;
   for (int64_t dp : {1, 2, 4, 8, 16, 32}) {

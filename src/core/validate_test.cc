@@ -28,6 +28,21 @@ TEST(Validate, OpLevelCheckpointingIsForDenseStandardAttentionLayers) {
   EXPECT_EQ(field_of(s), "recompute");
 }
 
+TEST(Validate, Fp8NeedsARecipeAndUnshardedParameters) {
+  Scenario s = base();
+  s.training.fp8_params = true;
+  EXPECT_EQ(field_of(s), "fp8_params");  // fp8 weights without an fp8 recipe
+  s.training.fp8 = Fp8Recipe::kTensorwise;
+  EXPECT_EQ(field_of(s), "");
+  s.parallel.dp = 8;
+  s.parallel.zero = 3;
+  EXPECT_EQ(field_of(s), "fp8");  // float8 all-gathers are not modelled
+  s.parallel.zero = 1;
+  EXPECT_EQ(field_of(s), "");
+  s.training.recompute = Recompute::kSelectiveOp;
+  EXPECT_EQ(field_of(s), "fp8");
+}
+
 TEST(Validate, TensorParallelMustDivideHeadsAndKvHeads) {
   Scenario s = base();
   s.parallel.tp = 3;  // 32 heads

@@ -65,6 +65,9 @@ bad_input '--ep = 3' --model Mixtral-8x7B-v0.1 --ep 3 --gpus 6  # 8 experts
 bad_input '--ep = 3' --model Mixtral-8x7B-v0.1 --ep 3 --dp 3
 bad_input '--ep = 16' --model Mixtral-8x7B-v0.1 --ep 16 --gpus 16
 bad_input '--ep = 2' "${LLAMA[@]}" --ep 2 --gpus 2             # dense model
+bad_input '--fp8 = e4m3' "${LLAMA[@]}" --fp8 e4m3              # a format, not a recipe
+bad_input '--fp8-params = true' "${LLAMA[@]}" --fp8-params       # needs an fp8 recipe
+bad_input '--fp8 = tensorwise' "${LLAMA[@]}" --fp8 tensorwise --zero 3 --gpus 8
 bad_input '--gpus = 12' "${LLAMA[@]}" --gpus 12 --tp 8
 bad_input '--dp = 4|--gpus = 8' "${LLAMA[@]}" --gpus 8 --dp 4
 bad_input '--gpus = 0' "${LLAMA[@]}" --gpus 0
@@ -228,6 +231,7 @@ sane_run "${LLAMA[@]}" --gpu-memory-gib 0.000001
 sane_run "${LLAMA[@]}" --param-dtype fp4 --grad-dtype fp4 --optimizer-dtype fp4 \
   --activation-dtype fp4 --no-master-weights --no-fp32-grad-accum
 sane_run --model Qwen3-30B-A3B --ep 8 --gpus 8 --optimizer sgd
+sane_run --model Qwen3-30B-A3B --ep 8 --gpus 8 --fp8 mxfp8 --fp8-params --cuda-graphs
 sane_run --model DeepSeek-V3 --pp 16 --ep 8 --gpus 128 --first-stage-layers 4 \
   --last-stage-layers 1 --recompute selective
 

@@ -103,6 +103,8 @@ const RESOLVED_PATHS: Record<string, string> = {
   optimizer: 'training.optimizer',
   optimizer_dtype: 'training.optimizer_state_dtype',
   activation_dtype: 'training.activation_dtype',
+  fp8: 'training.fp8',
+  fp8_params: 'training.fp8_params',
   gpus: 'parallel.world_size',
   tp: 'parallel.tp',
   sequence_parallel: 'parallel.sequence_parallel',
@@ -124,6 +126,7 @@ const RESOLVED_PATHS: Record<string, string> = {
   loss_stage: 'parallel.loss_as_stage',
   pipeline_split: 'parallel.pipeline_split',
   allocator_overhead: 'overheads.allocator_fraction',
+  cuda_graphs: 'overheads.per_layer_cuda_graphs',
 };
 
 const ZERO_MEANS_UNSET = new Set([

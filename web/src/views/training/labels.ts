@@ -91,6 +91,8 @@ export const LABELS: Record<string, string> = {
   optimizer: 'Optimizer',
   optimizer_dtype: 'Optimizer state dtype',
   activation_dtype: 'Activation dtype',
+  fp8: 'FP8 recipe (Transformer Engine)',
+  fp8_params: 'FP8 primary weights',
   gpus: 'GPUs (world size)',
   tp: 'Tensor parallel (TP)',
   sequence_parallel: 'Sequence parallel (SP)',
@@ -117,6 +119,7 @@ export const LABELS: Record<string, string> = {
   nccl_gib_per_group: 'NCCL buffers per group (GiB)',
   gemm_workspace_mib: 'GEMM workspaces (MiB)',
   allocator_overhead: 'Allocator pool overhead (fraction)',
+  cuda_graphs: 'Per-layer CUDA graphs',
   framework: 'Training framework',
 };
 
