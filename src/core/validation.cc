@@ -56,7 +56,43 @@ std::vector<bool> moe_pattern(const std::string& text, int64_t layers) {
 }
 
 // Megatron-LM's defaults for what a functional test leaves unset (megatron/training/arguments.py).
-ModelConfig megatron_model(const CsvRow& r) {
+// Arguments a test's model_config.yaml sets that the measurement table has no column for
+// (data/measurements/megatron_test_args.csv), by argument name.
+using TestArgs = std::map<std::string, std::string>;
+
+// Every argument the side table may hold: each one is applied or gives a skip reason below.
+constexpr std::string_view kKnownTestArgs[] = {"--q-lora-rank",
+                                               "--kv-lora-rank",
+                                               "--qk-head-dim",
+                                               "--qk-pos-emb-head-dim",
+                                               "--v-head-dim",
+                                               "--cross-entropy-loss-fusion",
+                                               "--fp8-param-gather",
+                                               "--tp-comm-overlap",
+                                               "--cuda-graph-impl",
+                                               "--cuda-graph-scope",
+                                               "--cuda-graph-modules",
+                                               "--first-last-layers-bf16",
+                                               "--pipeline-model-parallel-layout"};
+
+Result<std::map<std::string, TestArgs>> args_by_test(const std::vector<CsvRow>& rows) {
+  std::map<std::string, TestArgs> out;
+  for (const CsvRow& r : rows) {
+    const std::string& name = r["argument"];
+    if (std::find(std::begin(kKnownTestArgs), std::end(kKnownTestArgs), name) ==
+        std::end(kKnownTestArgs))
+      return Error{"megatron_test_args.csv", name, "an argument the validation applies", ""};
+    out[r["test_case"]][name] = r["value"];
+  }
+  return out;
+}
+
+std::string arg_or(const TestArgs& args, const char* name, const std::string& fallback) {
+  auto it = args.find(name);
+  return it == args.end() ? fallback : it->second;
+}
+
+ModelConfig megatron_model(const CsvRow& r, const TestArgs& args) {
   ModelConfig m;
   m.name = r["test_case"];
   m.model_type = "megatron-gpt";
@@ -86,10 +122,15 @@ ModelConfig megatron_model(const CsvRow& r) {
   m.moe_layers = experts > 0 ? moe_pattern(r["moe_layer_freq"], m.num_layers)
                              : std::vector<bool>(m.num_layers, false);
   if (is_true(r["mla"])) {
-    // Megatron's MLA defaults: no q compression, kv_lora_rank 32, qk 128 + rope 64, v 128.
+    // The test's --q-lora-rank ... --v-head-dim, else Megatron's defaults (arguments.py): no q
+    // compression, kv_lora_rank 32, qk 128 + rope 64, v 128.
     m.attention = AttentionKind::kMla;
-    m.mla = MlaConfig{0, 32, 128, 64, 128};
-    m.head_dim = 192;
+    auto dim = [&](const char* name, int64_t fallback) {
+      return integer_or(arg_or(args, name, ""), fallback);
+    };
+    m.mla = MlaConfig{dim("--q-lora-rank", 0), dim("--kv-lora-rank", 32), dim("--qk-head-dim", 128),
+                      dim("--qk-pos-emb-head-dim", 64), dim("--v-head-dim", 128)};
+    m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
     m.num_kv_heads = m.num_heads;
   }
   m.mtp_layers = integer_or(r["mtp_layers"], 0);
@@ -98,13 +139,19 @@ ModelConfig megatron_model(const CsvRow& r) {
 }
 
 // Why a Megatron row cannot be compared yet; empty when it can.
-std::string megatron_skip_reason(const CsvRow& r) {
+std::string megatron_skip_reason(const CsvRow& r, const TestArgs& args) {
   const std::string& family = r["family"];
   if (family != "gpt" && family != "moe") return family + " models are outside vramplan's scope";
   if (r["max_allocated_GiB"].empty()) return "no training memory recorded (inference test)";
-  if (r["test_case"].find("cudagraph") != std::string::npos)
-    return "the CUDA-graph tests also set what the table does not record (MLA latent ranks; "
-           "bf16 first/last layers with a custom pipeline layout)";
+  if (args.contains("--cuda-graph-scope") || args.contains("--cuda-graph-modules"))
+    return "CUDA graphs of parts of each layer (--cuda-graph-scope/--cuda-graph-modules) are not "
+           "modelled yet";
+  if (args.contains("--tp-comm-overlap"))
+    return "--tp-comm-overlap (Transformer Engine userbuffers) is not modelled yet";
+  if (args.contains("--first-last-layers-bf16"))
+    return "--first-last-layers-bf16 (fp8 models with bf16 end layers) is not modelled yet";
+  if (args.contains("--pipeline-model-parallel-layout"))
+    return "--pipeline-model-parallel-layout is not modelled yet";
   if (is_true(r["fsdp"])) return "Megatron FSDP is not modelled yet";
   if (r["transformer_impl"] == "inference_optimized") return "inference-optimised layers";
   // Features the CSV names only in the test name (its model_config.yaml sets the flag).
@@ -121,9 +168,9 @@ std::string megatron_skip_reason(const CsvRow& r) {
   return "";
 }
 
-Scenario megatron_scenario(const CsvRow& r) {
+Scenario megatron_scenario(const CsvRow& r, const TestArgs& args) {
   Scenario s;
-  s.model = megatron_model(r);
+  s.model = megatron_model(r, args);
   if (s.model.vocab == 0)
     s.model.vocab = integer_or(r["vocab_size"], 50257);  // vocab.json is GPT-2's BPE
   Training& t = s.training;
@@ -165,17 +212,19 @@ Scenario megatron_scenario(const CsvRow& r) {
   // --cross-entropy-loss-fusion (named in the test): the jit-fused cross-entropy
   // (megatron/core/fusions/fused_cross_entropy.py) returns new fp32 tensors where the unfused
   // one exponentiates the fp32 logits in place, so one more fp32 logits tensor is alive.
-  if (r["test_case"].find("cross_entropy_loss_fusion") != std::string::npos)
+  // Whole-layer CUDA graphs: their pools are reserved memory, which these tests do not log.
+  s.overheads.per_layer_cuda_graphs = args.contains("--cuda-graph-impl");
+  if (arg_or(args, "--cross-entropy-loss-fusion", "false") == "true")
     s.conventions.loss_bytes_per_logit = 2 + 4 + 4;
-  // --fp8-format/--fp8-recipe (Megatron's default recipe is delayed scaling); the tests named
-  // native_fp8 also set --fp8-param-gather (their model_config.yaml): fp8 primary weights.
+  // --fp8-format/--fp8-recipe (Megatron's default recipe is delayed scaling);
+  // --fp8-param-gather: fp8 primary weights.
   if (!r["fp8_format"].empty()) {
     const std::string& recipe = r["fp8_recipe"];
     t.fp8 = recipe == "tensorwise"  ? Fp8Recipe::kTensorwise
             : recipe == "blockwise" ? Fp8Recipe::kBlockwise
             : recipe == "mxfp8"     ? Fp8Recipe::kMxfp8
                                     : Fp8Recipe::kDelayed;
-    t.fp8_params = r["test_case"].find("native_fp8") != std::string::npos;
+    t.fp8_params = arg_or(args, "--fp8-param-gather", "false") == "true";
   }
   // Transformer Engine keeps a 32 MiB cuBLAS workspace of its own beside PyTorch's two.
   if (r["transformer_impl"] == "transformer_engine") s.overheads.gemm_workspace_bytes = 96ll << 20;
@@ -203,13 +252,17 @@ ValidationRow skipped_row(const std::string& dataset, const std::string& id,
   return row;
 }
 
-void add_megatron_rows(const std::vector<CsvRow>& table, ValidationReport& report) {
+void add_megatron_rows(const std::vector<CsvRow>& table,
+                       const std::map<std::string, TestArgs>& args_of, ValidationReport& report) {
+  const TestArgs none;
   for (const CsvRow& r : table) {
     const std::string id = r["test_case"], family = r["family"];
+    auto found = args_of.find(id);
+    const TestArgs& args = found == args_of.end() ? none : found->second;
     const double peak = number_or(r["max_allocated_GiB"], 0);
     const double after_step = number_or(r["current_allocated_GiB_after_last_step"], 0);
-    std::string reason = megatron_skip_reason(r);
-    Result<Estimate> est = reason.empty() ? estimate(megatron_scenario(r), {.explain = false})
+    std::string reason = megatron_skip_reason(r, args);
+    Result<Estimate> est = reason.empty() ? estimate(megatron_scenario(r, args), {.explain = false})
                                           : Result<Estimate>(Error{});
     if (reason.empty() && !est.ok()) reason = "not a valid layout here: " + est.error().message();
     if (!reason.empty()) {
@@ -495,13 +548,18 @@ Result<ValidationReport> validate_measurements() {
   Result<std::vector<CsvRow>> crashed =
       parse_csv(embedded("measurements/ultrascale_playbook_crashed.csv"), "ultrascale-crashed");
   if (!megatron) return megatron.error();
+  Result<std::vector<CsvRow>> test_args =
+      parse_csv(embedded("measurements/megatron_test_args.csv"), "megatron-test-args");
+  if (!test_args) return test_args.error();
+  Result<std::map<std::string, TestArgs>> args_of = args_by_test(*test_args);
+  if (!args_of) return args_of.error();
   if (!ran) return ran.error();
   if (!crashed) return crashed.error();
   Result<std::vector<CsvRow>> torchtitan =
       parse_csv(embedded("measurements/torchtitan_published.csv"), "torchtitan");
   if (!torchtitan) return torchtitan.error();
   ValidationReport report;
-  add_megatron_rows(*megatron, report);
+  add_megatron_rows(*megatron, *args_of, report);
   add_ultrascale_rows(*ran, *crashed, report);
   add_torchtitan_rows(*torchtitan, report);
   add_summaries_and_targets(report);
