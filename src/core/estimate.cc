@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/activations.h"
@@ -498,10 +499,17 @@ void add_bands(StageEstimate& stage, const UncertaintyBands& bands) {
   stage.allocated_bytes_high = alloc_high;
   stage.reserved_bytes_low = std::max(alloc_low, band_low(stage.reserved_bytes, bands.reserved));
   stage.reserved_bytes_high = std::max(alloc_high, band_high(stage.reserved_bytes, bands.reserved));
+  // The reserved rows (allocator pool, CUDA-graph pools) share the band of reserved above
+  // allocated in proportion to their bytes.
+  int64_t reserved_rows = 0;
+  for (const Row& r : stage.rows)
+    if (r.counts_toward == CountsToward::kReserved) reserved_rows += r.bytes;
   for (Row& r : stage.rows) {
     if (r.counts_toward != CountsToward::kReserved) continue;
-    r.bytes_low = stage.reserved_bytes_low - alloc_low;
-    r.bytes_high = stage.reserved_bytes_high - alloc_high;
+    const double share = static_cast<double>(r.bytes) / static_cast<double>(reserved_rows);
+    r.bytes_low = std::llround(share * static_cast<double>(stage.reserved_bytes_low - alloc_low));
+    r.bytes_high =
+        std::llround(share * static_cast<double>(stage.reserved_bytes_high - alloc_high));
   }
   stage.device_bytes_low = stage.reserved_bytes_low + device_low;
   stage.device_bytes_high = stage.reserved_bytes_high + device_high;

@@ -55,7 +55,6 @@ std::vector<bool> moe_pattern(const std::string& text, int64_t layers) {
   return pattern;
 }
 
-// Megatron-LM's defaults for what a functional test leaves unset (megatron/training/arguments.py).
 // Arguments a test's model_config.yaml sets that the measurement table has no column for
 // (data/measurements/megatron_test_args.csv), by argument name.
 using TestArgs = std::map<std::string, std::string>;
@@ -92,6 +91,7 @@ std::string arg_or(const TestArgs& args, const char* name, const std::string& fa
   return it == args.end() ? fallback : it->second;
 }
 
+// Megatron-LM's defaults for what a functional test leaves unset (megatron/training/arguments.py).
 ModelConfig megatron_model(const CsvRow& r, const TestArgs& args) {
   ModelConfig m;
   m.name = r["test_case"];
@@ -209,11 +209,11 @@ Scenario megatron_scenario(const CsvRow& r, const TestArgs& args) {
   if (s.model.num_layers % chunks != 0 && (s.model.num_layers + 2) % chunks == 0)
     p.embedding_as_stage = p.loss_as_stage = true;
   s.conventions.vocab_pad_multiple = integer_or(r["make_vocab_divisible_by"], 128);
-  // --cross-entropy-loss-fusion (named in the test): the jit-fused cross-entropy
-  // (megatron/core/fusions/fused_cross_entropy.py) returns new fp32 tensors where the unfused
-  // one exponentiates the fp32 logits in place, so one more fp32 logits tensor is alive.
   // Whole-layer CUDA graphs: their pools are reserved memory, which these tests do not log.
   s.overheads.per_layer_cuda_graphs = args.contains("--cuda-graph-impl");
+  // --cross-entropy-loss-fusion: the jit-fused cross-entropy
+  // (megatron/core/fusions/fused_cross_entropy.py) returns new fp32 tensors where the unfused
+  // one exponentiates the fp32 logits in place, so one more fp32 logits tensor is alive.
   if (arg_or(args, "--cross-entropy-loss-fusion", "false") == "true")
     s.conventions.loss_bytes_per_logit = 2 + 4 + 4;
   // --fp8-format/--fp8-recipe (Megatron's default recipe is delayed scaling);
