@@ -176,6 +176,11 @@ struct Conventions {
   bool autocast_weight_cache = false;
   // DeepSpeed ZeRO's reduce/all-gather bucket, in elements of the gradient dtype (0 = none).
   int64_t comm_bucket_elements = 0;
+  // ZeRO-3 parameters kept gathered, in elements: DeepSpeed keeps up to
+  // stage3_max_live_parameters (1e9) resident and does not release a parameter it reuses within
+  // stage3_max_reuse_distance (1e9), so the end of the forward and the start of the backward
+  // hold that many. 0 = release each unit after use, keeping only the prefetched ones (FSDP).
+  int64_t zero3_live_params = 0;
   // torch's foreach (non-fused) Adam allocates a state-sized temporary during the step.
   bool optimizer_foreach_temporaries = false;
   // Gradients are created by the backward and freed by zero_grad(set_to_none=True) after each

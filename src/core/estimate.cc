@@ -282,20 +282,29 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
     // One unit being computed plus those prefetched are all-gathered in full, and one unit's
     // unsharded gradients wait for their reduce-scatter. A mixed-precision policy gathers the
     // compute-dtype cast and reduces a reduce-dtype copy of the compute-dtype gradients.
+    // With a live-parameter budget (DeepSpeed) up to that many stay gathered, never more than
+    // the rank holds.
     const bool mixed = c.s.conventions.fsdp_mixed_precision;
     const Wide units = 1 + c.s.parallel.fsdp_prefetch;
+    const Wide live = c.s.conventions.zero3_live_params;
+    const Wide gathered = gathered_params(units * g.largest_unit, live, g.dense + g.expert);
     const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : bits_of(tr.param_dtype);
     const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                   : bytes_of(1, tr.grad_dtype);
-    Term gather{ceil_div(units * g.largest_unit * gather_bits, 8) + grad_bytes * g.largest_unit,
-                ""};
-    if (c.explain)
+    Term gather{ceil_div(gathered * gather_bits, 8) + grad_bytes * g.largest_unit, ""};
+    if (c.explain) {
+      const std::string params =
+          live > 0 ? fmt::format("min(rank {}, max((1 + prefetch {})·{}, live {}))",
+                                 group_digits(g.dense + g.expert), c.s.parallel.fsdp_prefetch,
+                                 group_digits(g.largest_unit), group_digits(live))
+                   : fmt::format("(1 + prefetch {})·{}", c.s.parallel.fsdp_prefetch,
+                                 group_digits(g.largest_unit));
       gather.formula =
-          fmt::format("(1 + prefetch {})·{}·{} B{} + {}·{} B gradients{}, largest unit",
-                      c.s.parallel.fsdp_prefetch, group_digits(g.largest_unit),
+          fmt::format("{}·{} B{} + {}·{} B gradients{}, largest unit", params,
                       static_cast<double>(gather_bits) / 8, mixed ? " (compute dtype)" : "",
                       group_digits(g.largest_unit), static_cast<int64_t>(grad_bytes),
                       mixed ? " (compute + reduce dtype)" : "");
+    }
     out.add("unsharded parameter buffers", std::move(gather), CountsToward::kAllocated,
             kSourceGather);
   }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/activations.h"
+#include "core/model_states.h"
 #include "core/pipeline.h"
 #include "core/validate.h"
 #include "vramplan/estimate.h"
@@ -263,10 +264,12 @@ Wide FastMemoryModel::states_of(const Params& g, const Sharding& sh, int64_t fsd
   if (sh.params) {
     const bool mixed = base_.conventions.fsdp_mixed_precision;
     const Wide units = 1 + fsdp_prefetch;
+    const Wide gathered = gathered_params(units * g.largest_unit,
+                                          base_.conventions.zero3_live_params, g.dense + g.expert);
     const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : param_bits;
     const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                   : bytes_of(1, tr.grad_dtype);
-    total += ceil_div(units * g.largest_unit * gather_bits, 8) + grad_bytes * g.largest_unit;
+    total += ceil_div(gathered * gather_bits, 8) + grad_bytes * g.largest_unit;
   }
   return total;
 }

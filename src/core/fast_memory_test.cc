@@ -64,6 +64,7 @@ Scenario random_base(const ModelConfig& model, std::mt19937_64& rng) {
   s.conventions.lazy_gradients = coin(rng, 0.3);
   s.conventions.fsdp_mixed_precision = coin(rng, 0.3);
   s.conventions.pipeline_keeps_stage_outputs = coin(rng, 0.3);
+  s.conventions.zero3_live_params = coin(rng, 0.2) ? pick(rng, {1'000'000'000, 20'000'000}) : 0;
   s.overheads.allocator_fraction = pick(rng, {0.1, 0.0, 0.25, 0.3333});
   s.overheads.gemm_workspace_bytes = pick(rng, {int64_t{64} << 20, int64_t{96} << 20, int64_t{0}});
   s.overheads.nccl_bytes_per_group = pick(rng, {int64_t{512} << 20, int64_t{0}});

@@ -52,11 +52,14 @@ void torchtitan(Scenario& s) {
 void deepspeed(Scenario& s) {
   // ZeRO with bf16: fp32 master weights and fp32 gradient partitions; reduce_bucket_size and
   // allgather_bucket_size default to 5e8 elements (runtime/zero/config.py), held in the
-  // gradient dtype; Hugging Face models (unfused GLU, logits upcast to fp32 for the loss).
+  // gradient dtype; ZeRO-3 keeps up to stage3_max_live_parameters (1e9) gathered
+  // (runtime/zero/partitioned_param_coordinator.py); Hugging Face models (unfused GLU, logits
+  // upcast to fp32 for the loss).
   s.parallel.zero = 2;
   s.conventions.gated_mlp_tensors = 4;
   s.conventions.loss_bytes_per_logit = 10;
   s.conventions.comm_bucket_elements = 500'000'000;
+  s.conventions.zero3_live_params = 1'000'000'000;    // stage3_max_live_parameters
   s.conventions.pipeline_keeps_stage_outputs = true;  // PipelineEngine's pipe_buffers outputs
   s.overheads.allocator_fraction = kFragmentedPool;
 }

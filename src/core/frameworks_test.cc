@@ -80,6 +80,29 @@ TEST(Frameworks, DeepSpeedBucketsOnlyWithZeroAndDataParallelism) {
   EXPECT_EQ(row_bytes(*estimate(zero0, {.explain = false}), "communication buckets"), -1);
 }
 
+TEST(Frameworks, DeepSpeedZero3KeepsItsLiveParametersGathered) {
+  // Llama-3.1-70B, ZeRO-3 over 64 GPUs, bf16. The largest unit is the LM head with the final
+  // norm, 1,050,681,344 parameters. FSDP-style release keeps it and one prefetched unit;
+  // DeepSpeed keeps up to stage3_max_live_parameters = 1e9, less than those two units here.
+  nlohmann::json settings = {{"model", "Llama-3.1-70B"}, {"gpus", 64}, {"zero", 3}};
+  Scenario generic = resolved(settings);
+  settings["framework"] = "deepspeed";
+  Scenario ds = resolved(settings);
+  EXPECT_EQ(ds.conventions.zero3_live_params, 1'000'000'000);
+  const int64_t unit = 1'050'681'344;
+  const int64_t grads = 2 * unit;  // one unit's bf16 gradients before their reduce-scatter
+  auto buffers = [](const Scenario& s) {
+    return row_bytes(*estimate(s, {.explain = false}), "unsharded parameter buffers");
+  };
+  EXPECT_EQ(buffers(generic), 2 * (2 * unit) + grads);
+  EXPECT_EQ(buffers(ds), 2 * (2 * unit) + grads);    // max(2 units, 1e9) = 2 units
+  ds.conventions.zero3_live_params = 3'000'000'000;  // a larger budget than two units
+  EXPECT_EQ(buffers(ds), 2 * int64_t{3'000'000'000} + grads);
+  // A budget above what the rank holds gathers the whole rank (70.6 B parameters).
+  ds.conventions.zero3_live_params = int64_t{1} << 40;
+  EXPECT_EQ(buffers(ds), 2 * int64_t{70'553'706'496} + grads);
+}
+
 TEST(Frameworks, SingleConventionsOverrideThePreset) {
   const Scenario s = resolved({{"model", "Llama-3.1-8B"},
                                {"framework", "megatron"},
@@ -99,7 +122,8 @@ TEST(Frameworks, SingleConventionsOverrideThePreset) {
 TEST(Frameworks, OutOfRangeConventionsNameTheField) {
   for (const auto& [key, value] : {std::pair<const char*, int>{"loss_bytes_per_logit", 0},
                                    {"loss_bytes_per_logit", 65},
-                                   {"gated_mlp_tensors", 1}}) {
+                                   {"gated_mlp_tensors", 1},
+                                   {"zero3_live_params", -1}}) {
     auto r = resolve_scenario({{"model", "Llama-3.1-8B"}, {key, value}},
                               [](const std::string&) -> Result<std::string> {
                                 return Error{"model", "", "", ""};

@@ -2,6 +2,7 @@
 // ZeRO, FSDP and Megatron's distributed optimizer shard them.
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include "core/pipeline.h"
@@ -21,6 +22,14 @@ struct GpuParams {
   Wide mtp = 0;           // of dense+expert: multi-token-prediction modules (last rank)
 };
 GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLayout& rank);
+
+// Parameters a ZeRO-3/FSDP rank holds all-gathered: the unit in use and the prefetched ones,
+// or, with a live-parameter budget (Conventions::zero3_live_params, > 0), up to that budget but
+// never more than the rank's own unsharded parameters.
+inline Wide gathered_params(Wide units, Wide live, Wide rank_params) {
+  if (live <= 0) return units;
+  return std::min(rank_params, std::max(units, live));
+}
 
 // Over how many ranks each kind of state is sharded (1 = not sharded).
 struct Sharding {

@@ -155,6 +155,7 @@ json conventions_json(const Scenario& s) {
           {"loss_bytes_per_logit", c.loss_bytes_per_logit},
           {"sp_saves_gathered_inputs", c.sp_saves_gathered_inputs},
           {"ddp_bucket_copy", c.ddp_bucket_copy},
+          {"zero3_live_params", c.zero3_live_params},
           {"autocast_weight_cache", c.autocast_weight_cache},
           {"comm_bucket_elements", c.comm_bucket_elements},
           {"optimizer_foreach_temporaries", c.optimizer_foreach_temporaries},

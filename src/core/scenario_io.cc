@@ -154,6 +154,10 @@ constexpr OptionSpec kOptions[] = {
      "gradients set to None after each step instead of a persistent buffer", ""},
     {"fsdp_mixed_precision", K::kBool, "framework", "false (true: torchtitan)",
      "FSDP all-gathers the compute dtype and reduce-scatters in the reduce dtype", ""},
+    {"zero3_live_params", K::kInteger, "framework", "0 (1,000,000,000: deepspeed)",
+     "ZeRO-3 parameters kept gathered (DeepSpeed stage3_max_live_parameters); 0 keeps only the "
+     "unit in use and the prefetched ones",
+     ""},
     {"pipeline_keeps_stage_outputs", K::kBool, "framework",
      "false (true: nanotron, torchtitan, deepspeed)",
      "the pipeline engine keeps what a stage sent until its backward", ""},
@@ -539,6 +543,10 @@ std::optional<Error> read_conventions(const Reader& r, Conventions& c) {
     return Error{"gated_mlp_tensors", std::to_string(c.gated_mlp_tensors), "2 to 8", ""};
   if (auto e = r.boolean("lazy_gradients", c.lazy_gradients)) return e;
   if (auto e = r.boolean("fsdp_mixed_precision", c.fsdp_mixed_precision)) return e;
+  if (auto e = r.integer("zero3_live_params", c.zero3_live_params)) return e;
+  if (c.zero3_live_params < 0 || c.zero3_live_params > (int64_t{1} << 50))
+    return Error{"zero3_live_params", std::to_string(c.zero3_live_params), "0 to 2^50 parameters",
+                 ""};
   return r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs);
 }
 
