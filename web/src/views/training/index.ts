@@ -119,8 +119,10 @@ class TrainingPage {
     const { scenario, localError } = this.form.state();
     this.host.publish(scenario);
     this.shareBox.hidden = true;
+    // An answer still in flight is for the previous inputs: drop it, so that the results stay
+    // pending until these inputs are answered.
+    this.requests.cancel();
     if (localError) {
-      this.requests.cancel();
       this.showError(localError);
       return;
     }
