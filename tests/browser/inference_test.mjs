@@ -10,6 +10,7 @@ import {
   accessibilityViolations,
   artifactsDir,
   assertBreakdownRows,
+  assertFormValues,
   assertPhoneLayout,
   downloadOf,
   openPage,
@@ -21,6 +22,7 @@ import {
   screenshot,
   server,
   settled,
+  sharedLink,
   useServerAndBrowser,
 } from './lib.mjs';
 
@@ -135,16 +137,16 @@ test('an invalid value shows the core’s message beside the field, and no numbe
 
 test('the shared URL restores the inference scenario', async () => {
   assert.match(page.url(), /[?&]view=inference(&|$)/);
-  await page.click('#share-link');
-  const link = await page.inputValue('#share-url');
-  assert.equal(link, page.url());
+  const link = await sharedLink();
   const shown = await displayed();
   const other = await openPage(link);
   await resultsShown(other, '#infer-device');
-  assert.equal(await other.inputValue('#f-model'), PRESET);
-  assert.equal(await other.inputValue('#f-tp'), '2');
-  assert.equal(await other.inputValue('#f-context'), '8192');
-  assert.equal(await other.inputValue('#f-gpu_memory_utilization'), '0.9');
+  await assertFormValues(other, {
+    model: PRESET,
+    tp: '2',
+    context: '8192',
+    gpu_memory_utilization: '0.9',
+  });
   assert.deepEqual(await displayed(other), shown);
   await assertMatchesApi(SCENARIO, other);
   await other.close();

@@ -281,3 +281,18 @@ export async function assertBreakdownRows(rows, target = page) {
     rows.map(({ component, bytes, formula, source }) => ({ component, bytes, formula, source })),
   );
 }
+
+/** Clicks "Copy link" and resolves with the link it offers: the page's own URL. */
+export async function sharedLink(target = page) {
+  await target.click('#share-link');
+  const link = await target.inputValue('#share-url');
+  assert.equal(link, target.url());
+  return link;
+}
+
+/** The scenario form's inputs (#f-<key>) hold `expected`: key -> value as typed. */
+export async function assertFormValues(target, expected) {
+  const shown = {};
+  for (const key of Object.keys(expected)) shown[key] = await target.inputValue(`#f-${key}`);
+  assert.deepEqual(shown, expected);
+}

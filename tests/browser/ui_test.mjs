@@ -10,6 +10,7 @@ import {
   accessibilityViolations,
   artifactsDir,
   assertBreakdownRows,
+  assertFormValues,
   assertPhoneLayout,
   downloadOf,
   openPage,
@@ -21,6 +22,7 @@ import {
   screenshot,
   server,
   settled,
+  sharedLink,
   sweepSettled,
   useServerAndBrowser,
 } from './lib.mjs';
@@ -206,17 +208,12 @@ test('an invalid TP shows the core’s message beside the field, and no stale nu
 });
 
 test('the shared URL restores the same scenario', async () => {
-  await page.click('#share-link');
-  const link = await page.inputValue('#share-url');
-  assert.equal(link, page.url());
+  const link = await sharedLink();
   const before = await displayedPeak();
 
   const other = await openPage(link);
   await resultsShown(other, '#peak-allocated');
-  assert.equal(await other.inputValue('#f-model'), PRESET);
-  assert.equal(await other.inputValue('#f-tp'), '2');
-  assert.equal(await other.inputValue('#f-seq_len'), '8192');
-  assert.equal(await other.inputValue('#f-dp'), '4');
+  await assertFormValues(other, { model: PRESET, tp: '2', seq_len: '8192', dp: '4' });
   assert.deepEqual(await displayedPeak(other), before);
   await assertPeakMatchesApi(SCENARIO, other);
   await other.close();
