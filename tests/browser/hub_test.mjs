@@ -3,40 +3,31 @@
 // the fetched id becomes the scenario's model (and the URL's), and the numbers are the API's.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, afterEach, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import {
   artifactsDir,
   getApi,
-  launchBrowser,
+  openPage,
+  page,
   postApi,
+  resultsShown,
+  server,
   settled,
   startFixtureHub,
-  startServer,
+  useServerAndBrowser,
 } from './lib.mjs';
 
 const MODEL = 'tiny-org/tiny-llama';
 
 let hub;
-let server;
-let browser;
-let page;
-const pageErrors = [];
 
-before(async () => {
-  hub = await startFixtureHub();
-  server = await startServer({ env: hub.env });
-  browser = await launchBrowser();
-  browser.context.on('weberror', (error) => pageErrors.push(error.error().message));
-  page = await browser.context.newPage();
+useServerAndBrowser({
+  serverEnv: async () => {
+    hub = await startFixtureHub();
+    return hub.env;
+  },
 });
-
-afterEach(() => {
-  assert.deepEqual(pageErrors.splice(0), [], 'errors in the page');
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
+after(() => {
   hub?.stop();
 });
 
@@ -48,8 +39,7 @@ async function fetchFromHub(id) {
 
 test('inference: fetching a Hub model shows its commit and estimates it', async () => {
   await page.goto(`${server.url}?view=inference`);
-  await page.waitForSelector('#infer-device');
-  await settled(page);
+  await resultsShown(page, '#infer-device');
   await fetchFromHub(MODEL);
   await page.waitForSelector('#hub-commit');
   const described = await getApi(server.url, `/api/hub/${MODEL}`);
@@ -77,10 +67,8 @@ test('inference: fetching a Hub model shows its commit and estimates it', async 
   await page.locator('aside.inputs').screenshot({ path: path.join(artifactsDir, 'hub-fetch.png') });
 
   // The link reopens the Hub model, described again.
-  const other = await browser.context.newPage();
-  await other.goto(page.url());
-  await other.waitForSelector('#hub-commit');
-  await settled(other);
+  const other = await openPage(page.url());
+  await resultsShown(other, '#hub-commit');
   assert.equal(await other.isChecked('#f-source-hub'), true);
   assert.equal(await other.inputValue('#f-hub-model'), MODEL);
   assert.equal(
@@ -119,8 +107,7 @@ test('a gated model: the server’s refusal is shown beside the Hub field', asyn
 
 test('training: the fetched model is estimated, peak and checkpoint as the API says', async () => {
   await page.goto(`${server.url}?view=training`);
-  await page.waitForSelector('#peak-allocated');
-  await settled(page);
+  await resultsShown(page, '#peak-allocated');
   await fetchFromHub(MODEL);
   await page.waitForSelector('#hub-commit');
   await settled(page);

@@ -3,43 +3,34 @@
 // $VRAMPLAN_TEST_ARTIFACTS (default build/test-artifacts/).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, afterEach, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   accessibilityViolations,
   artifactsDir,
-  launchBrowser,
+  assertBreakdownRows,
+  assertFormValues,
+  assertPhoneLayout,
+  downloadOf,
+  openPage,
+  page,
+  PHONE,
+  phoneScreenshots,
   postApi,
+  resultsShown,
   screenshot,
+  server,
   settled,
-  startServer,
+  sharedLink,
+  useServerAndBrowser,
 } from './lib.mjs';
 
 // Qwen2.5-14B has 40 attention heads and 8 KV heads: TP 2 is valid, TP 3 is not.
 const PRESET = 'Qwen2.5-14B';
 const SCENARIO = { model: PRESET, tp: 2, context: 8192, gpu_memory_utilization: 0.9 };
 
-let server;
-let browser;
-let page;
-const pageErrors = [];
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-  browser.context.on('weberror', (error) => pageErrors.push(error.error().message));
-  page = await browser.context.newPage();
-});
-
-afterEach(() => {
-  assert.deepEqual(pageErrors.splice(0), [], 'errors in the page');
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+useServerAndBrowser();
 
 /** What the page shows: sizes from data-bytes, counts from data-value. */
 async function displayed(target = page) {
@@ -74,8 +65,7 @@ async function assertMatchesApi(scenario, target = page) {
 
 test('the inference view loads with a default scenario that matches the API', async () => {
   await page.goto(`${server.url}?view=inference`);
-  await page.waitForSelector('#infer-device');
-  await settled(page);
+  await resultsShown(page, '#infer-device');
   assert.equal(await page.title(), 'vramplan · Inference');
   assert.equal(await page.getAttribute('#views a[aria-current="page"]', 'href'), '?view=inference');
   const body = await assertMatchesApi({ model: 'Llama-3.1-8B', gpu_memory_utilization: 0.9 });
@@ -93,23 +83,7 @@ test('changing the preset, TP and context: max KV tokens and weights equal the A
     body.max_kv_tokens.toLocaleString('en-US'),
   );
   // The rows table is the binding GPU's rows, each with its formula and source.
-  const rows = await page.locator('#breakdown tbody tr').evaluateAll((trs) =>
-    trs.map((tr) => ({
-      component: tr.cells[0].textContent,
-      bytes: Number(tr.cells[1].dataset.bytes),
-      formula: tr.cells[3].textContent,
-      source: tr.cells[4].textContent,
-    })),
-  );
-  assert.deepEqual(
-    rows,
-    body.rows.map(({ component, bytes, formula, source }) => ({
-      component,
-      bytes,
-      formula,
-      source,
-    })),
-  );
+  await assertBreakdownRows(body.rows);
   assert.equal(await page.locator('#capacity-formula').textContent(), body.capacity.formula);
   assert.equal(await page.locator('.fit-card').count(), body.fit.length);
   // Unset inputs show what the core resolved: KV dtype auto → bf16, vLLM's block of 16.
@@ -163,29 +137,23 @@ test('an invalid value shows the core’s message beside the field, and no numbe
 
 test('the shared URL restores the inference scenario', async () => {
   assert.match(page.url(), /[?&]view=inference(&|$)/);
-  await page.click('#share-link');
-  const link = await page.inputValue('#share-url');
-  assert.equal(link, page.url());
+  const link = await sharedLink();
   const shown = await displayed();
-  const other = await browser.context.newPage();
-  await other.goto(link);
-  await other.waitForSelector('#infer-device');
-  await settled(other);
-  assert.equal(await other.inputValue('#f-model'), PRESET);
-  assert.equal(await other.inputValue('#f-tp'), '2');
-  assert.equal(await other.inputValue('#f-context'), '8192');
-  assert.equal(await other.inputValue('#f-gpu_memory_utilization'), '0.9');
+  const other = await openPage(link);
+  await resultsShown(other, '#infer-device');
+  await assertFormValues(other, {
+    model: PRESET,
+    tp: '2',
+    context: '8192',
+    gpu_memory_utilization: '0.9',
+  });
   assert.deepEqual(await displayed(other), shown);
   await assertMatchesApi(SCENARIO, other);
   await other.close();
 });
 
 test('exports: the CSV equals `vramplan infer --format csv`, the JSON holds the answer', async () => {
-  const [csvDownload] = await Promise.all([
-    page.waitForEvent('download'),
-    page.click('#export-csv'),
-  ]);
-  const csv = readFileSync(await csvDownload.path(), 'utf8');
+  const csv = await downloadOf('#export-csv');
   const cli = execFileSync(
     process.env.VRAMPLAN_BIN,
     ['infer', '--model', PRESET, '--tp', '2', '--context', '8192'].concat([
@@ -196,17 +164,10 @@ test('exports: the CSV equals `vramplan infer --format csv`, the JSON holds the 
     ]),
     { encoding: 'utf8' },
   );
-  assert.equal(csv, cli);
-  assert.match(
-    csvDownload.suggestedFilename(),
-    /^vramplan-infer-Qwen2\.5-14B-tp2-context8192\.csv$/,
-  );
-  writeFileSync(path.join(artifactsDir, csvDownload.suggestedFilename()), csv);
-  const [jsonDownload] = await Promise.all([
-    page.waitForEvent('download'),
-    page.click('#export-json'),
-  ]);
-  const exported = JSON.parse(readFileSync(await jsonDownload.path(), 'utf8'));
+  assert.equal(csv.text, cli);
+  assert.match(csv.name, /^vramplan-infer-Qwen2\.5-14B-tp2-context8192\.csv$/);
+  writeFileSync(path.join(artifactsDir, csv.name), csv.text);
+  const exported = JSON.parse((await downloadOf('#export-json')).text);
   assert.deepEqual(exported.input, SCENARIO);
   assert.deepEqual(exported.estimate, (await postApi(server.url, '/api/infer', SCENARIO)).body);
 });
@@ -223,20 +184,11 @@ test('pipeline ranks are listed when PP > 1', async () => {
 
 test('accessible, and on a phone one column without sideways scrolling', async () => {
   assert.deepEqual(await accessibilityViolations(page), [], 'axe-core WCAG 2.1 A/AA audit');
-  const phone = await browser.context.newPage();
-  await phone.setViewportSize({ width: 390, height: 844 });
-  await phone.goto(page.url());
-  await phone.waitForSelector('#infer-device');
-  await settled(phone);
-  assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= 390);
-  const inputs = await phone.locator('aside.inputs').boundingBox();
-  const outputs = await phone.locator('.outputs').boundingBox();
-  assert.ok(outputs.y >= inputs.y + inputs.height, 'results come below the inputs');
-  assert.equal(await phone.locator('#mini-peak').isVisible(), true);
+  const phone = await openPage(page.url(), PHONE);
+  await resultsShown(phone, '#infer-device');
+  await assertPhoneLayout(phone);
   await assertMatchesApi(SCENARIO, phone);
   assert.deepEqual(await accessibilityViolations(phone), [], 'axe-core audit on a phone');
-  await screenshot(phone, 'phone-inference');
-  await phone.locator('#results').scrollIntoViewIfNeeded();
-  await phone.screenshot({ path: path.join(artifactsDir, 'phone-inference-results.png') });
+  await phoneScreenshots(phone, 'phone-inference');
   await phone.close();
 });

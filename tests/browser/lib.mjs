@@ -1,11 +1,13 @@
 // Shared by the browser tests: start the real `vramplan serve`, launch Debian's chromium through
 // playwright-core (installed as a dev dependency of web/, no browser download), ask the API
 // directly, and save screenshots as test artifacts.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { after, afterEach, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -191,4 +193,106 @@ export async function sweepSettled(page) {
       document.querySelector('#sweep-table tbody tr')
     );
   });
+}
+
+// The server, the browser's context and its first page, set by useServerAndBrowser()'s before
+// hook. Importers see them once set: ES module exports are live bindings. Each test file runs in
+// its own process under `node --test`, so each has its own.
+export let server;
+export let context;
+export let page;
+
+/**
+ * Registers the hooks every browser test file shares: before the tests, start `vramplan serve`
+ * (its environment plus what `serverEnv()` resolves with, asked for then) and chromium with one page; after each test,
+ * fail on any uncaught error in the browser's pages; after them all, close both.
+ */
+export function useServerAndBrowser({ serverEnv = () => ({}) } = {}) {
+  let browser;
+  /** Uncaught errors in any page; every test ends by checking there were none. */
+  const pageErrors = [];
+  before(async () => {
+    server = await startServer({ env: await serverEnv() });
+    browser = await launchBrowser();
+    context = browser.context;
+    context.on('weberror', (error) => pageErrors.push(error.error().message));
+    page = await context.newPage();
+  });
+  afterEach(() => {
+    assert.deepEqual(pageErrors.splice(0), [], 'errors in the page');
+  });
+  after(async () => {
+    await browser?.close();
+    server?.stop();
+  });
+}
+
+/** A phone's screen, for pages opened with openPage(url, PHONE). */
+export const PHONE = { width: 390, height: 844 };
+
+/** Another page of the browser at `url`; `viewport` sizes it first (e.g. PHONE). */
+export async function openPage(url, viewport = null) {
+  const opened = await context.newPage();
+  if (viewport) await opened.setViewportSize(viewport);
+  await opened.goto(url);
+  return opened;
+}
+
+/** Waits until `selector` is on the page and the results answer the current inputs. */
+export async function resultsShown(target, selector) {
+  await target.waitForSelector(selector);
+  await settled(target);
+}
+
+/** On a phone: no sideways scrolling, the results below the inputs, the one-line summary shown. */
+export async function assertPhoneLayout(phone) {
+  assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= PHONE.width);
+  const inputs = await phone.locator('aside.inputs').boundingBox();
+  const outputs = await phone.locator('.outputs').boundingBox();
+  assert.ok(outputs.y >= inputs.y + inputs.height, 'results come below the inputs');
+  assert.equal(await phone.locator('#mini-peak').isVisible(), true);
+}
+
+/** Screenshots of a phone page: the whole page as `name`, the results as `name`-results. */
+export async function phoneScreenshots(phone, name) {
+  await screenshot(phone, name);
+  await phone.locator('#results').scrollIntoViewIfNeeded();
+  await phone.screenshot({ path: path.join(artifactsDir, `${name}-results.png`) });
+}
+
+/** Clicks `selector` and resolves with the file it downloads: its text and suggested name. */
+export async function downloadOf(selector, target = page) {
+  const [download] = await Promise.all([target.waitForEvent('download'), target.click(selector)]);
+  return { text: readFileSync(await download.path(), 'utf8'), name: download.suggestedFilename() };
+}
+
+/** The breakdown table shows `rows` (an answer's), each with its bytes, formula and source. */
+export async function assertBreakdownRows(rows, target = page) {
+  const shown = await target.locator('#breakdown tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => ({
+      component: tr.cells[0].textContent,
+      bytes: Number(tr.cells[1].dataset.bytes),
+      formula: tr.cells[3].textContent,
+      source: tr.cells[4].textContent,
+    })),
+  );
+  assert.deepEqual(
+    shown,
+    rows.map(({ component, bytes, formula, source }) => ({ component, bytes, formula, source })),
+  );
+}
+
+/** Clicks "Copy link" and resolves with the link it offers: the page's own URL. */
+export async function sharedLink(target = page) {
+  await target.click('#share-link');
+  const link = await target.inputValue('#share-url');
+  assert.equal(link, target.url());
+  return link;
+}
+
+/** The scenario form's inputs (#f-<key>) hold `expected`: key -> value as typed. */
+export async function assertFormValues(target, expected) {
+  const shown = {};
+  for (const key of Object.keys(expected)) shown[key] = await target.inputValue(`#f-${key}`);
+  assert.deepEqual(shown, expected);
 }

@@ -2,14 +2,17 @@
 // a bad GPU count shows the core's error beside the field, and a candidate's "open in estimate
 // view" link opens the training view on the same peak as /api/estimate for its scenario.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   accessibilityViolations,
-  launchBrowser,
+  openPage,
+  page,
+  PHONE,
   postApi,
   screenshot,
+  server,
   settled,
-  startServer,
+  useServerAndBrowser,
 } from './lib.mjs';
 
 // Llama-3.1-8B on 16 H100: a search of thousands of layouts, well under a second.
@@ -22,26 +25,7 @@ const SEARCH = {
   top: 5,
 };
 
-let server;
-let browser;
-let page;
-const pageErrors = [];
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-  browser.context.on('weberror', (error) => pageErrors.push(error.error().message));
-  page = await browser.context.newPage();
-});
-
-afterEach(() => {
-  assert.deepEqual(pageErrors.splice(0), [], 'errors in the page');
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+useServerAndBrowser();
 
 /** Waits until the search the page started has answered (results or an error). */
 async function searched() {
@@ -147,9 +131,10 @@ test("a candidate's estimate link opens the training view on the same peak", asy
 });
 
 test('the plan view works on a phone', async () => {
-  const phone = await browser.context.newPage();
-  await phone.setViewportSize({ width: 390, height: 844 });
-  await phone.goto(`${server.url}?view=plan&model=Llama-3.1-8B&gpus=16&global_batch=64`);
+  const phone = await openPage(
+    `${server.url}?view=plan&model=Llama-3.1-8B&gpus=16&global_batch=64`,
+    PHONE,
+  );
   await phone.waitForFunction(() => document.querySelector('#plan-table tbody tr'));
   const overflow = await phone.evaluate(
     () => document.documentElement.scrollWidth - document.documentElement.clientWidth,

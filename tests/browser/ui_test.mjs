@@ -3,45 +3,35 @@
 // build/test-artifacts/).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, afterEach, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
   accessibilityViolations,
   artifactsDir,
-  launchBrowser,
+  assertBreakdownRows,
+  assertFormValues,
+  assertPhoneLayout,
+  downloadOf,
+  openPage,
+  page,
+  PHONE,
+  phoneScreenshots,
   postApi,
+  resultsShown,
   screenshot,
+  server,
   settled,
-  startServer,
+  sharedLink,
   sweepSettled,
+  useServerAndBrowser,
 } from './lib.mjs';
 
 // Qwen2.5-14B has 40 attention heads: TP 2 is valid, TP 3 is not.
 const PRESET = 'Qwen2.5-14B';
 const SCENARIO = { model: PRESET, tp: 2, seq_len: 8192, dp: 4 };
 
-let server;
-let browser;
-let page;
-/** Uncaught errors in any page; every test ends by checking there were none. */
-const pageErrors = [];
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-  browser.context.on('weberror', (error) => pageErrors.push(error.error().message));
-  page = await browser.context.newPage();
-});
-
-afterEach(() => {
-  assert.deepEqual(pageErrors.splice(0), [], 'errors in the page');
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+useServerAndBrowser();
 
 /** bytes / 2^30 to two places, ties to even, as the page and the CLI print it. */
 function gibText(bytes) {
@@ -88,8 +78,7 @@ async function errorOf(scenario) {
 
 test('the page loads with a default scenario that matches the API', async () => {
   await page.goto(server.url);
-  await page.waitForSelector('#peak-allocated');
-  await settled(page);
+  await resultsShown(page, '#peak-allocated');
   await assertPeakMatchesApi({ model: 'Llama-3.1-8B' });
 });
 
@@ -103,23 +92,7 @@ test('picking a preset and changing TP and sequence length: the peak equals the 
 
   // The breakdown table is the peak stage's rows, each with its formula and source.
   const peakStage = estimate.stages.find((s) => s.name === estimate.peak.stage);
-  const rows = await page.locator('#breakdown tbody tr').evaluateAll((trs) =>
-    trs.map((tr) => ({
-      component: tr.cells[0].textContent,
-      bytes: Number(tr.cells[1].dataset.bytes),
-      formula: tr.cells[3].textContent,
-      source: tr.cells[4].textContent,
-    })),
-  );
-  assert.deepEqual(
-    rows,
-    peakStage.rows.map(({ component, bytes, formula, source }) => ({
-      component,
-      bytes,
-      formula,
-      source,
-    })),
-  );
+  await assertBreakdownRows(peakStage.rows);
   // Fit cards: one per catalog GPU, the chosen one first with the core's verdict.
   assert.equal(await page.locator('.fit-card').count(), estimate.fit.length);
   assert.equal(
@@ -235,19 +208,12 @@ test('an invalid TP shows the core’s message beside the field, and no stale nu
 });
 
 test('the shared URL restores the same scenario', async () => {
-  await page.click('#share-link');
-  const link = await page.inputValue('#share-url');
-  assert.equal(link, page.url());
+  const link = await sharedLink();
   const before = await displayedPeak();
 
-  const other = await browser.context.newPage();
-  await other.goto(link);
-  await other.waitForSelector('#peak-allocated');
-  await settled(other);
-  assert.equal(await other.inputValue('#f-model'), PRESET);
-  assert.equal(await other.inputValue('#f-tp'), '2');
-  assert.equal(await other.inputValue('#f-seq_len'), '8192');
-  assert.equal(await other.inputValue('#f-dp'), '4');
+  const other = await openPage(link);
+  await resultsShown(other, '#peak-allocated');
+  await assertFormValues(other, { model: PRESET, tp: '2', seq_len: '8192', dp: '4' });
   assert.deepEqual(await displayedPeak(other), before);
   await assertPeakMatchesApi(SCENARIO, other);
   await other.close();
@@ -283,11 +249,7 @@ test('the sweep over TP shows the API’s peaks and the invalid value’s error'
 });
 
 test('exports: the CSV equals the CLI’s, the JSON holds the API answer', async () => {
-  const [csvDownload] = await Promise.all([
-    page.waitForEvent('download'),
-    page.click('#export-csv'),
-  ]);
-  const csv = readFileSync(await csvDownload.path(), 'utf8');
+  const csv = await downloadOf('#export-csv');
   const cli = execFileSync(
     process.env.VRAMPLAN_BIN,
     [
@@ -305,14 +267,10 @@ test('exports: the CSV equals the CLI’s, the JSON holds the API answer', async
     ],
     { encoding: 'utf8' },
   );
-  assert.equal(csv, cli);
-  writeFileSync(path.join(artifactsDir, csvDownload.suggestedFilename()), csv);
+  assert.equal(csv.text, cli);
+  writeFileSync(path.join(artifactsDir, csv.name), csv.text);
 
-  const [jsonDownload] = await Promise.all([
-    page.waitForEvent('download'),
-    page.click('#export-json'),
-  ]);
-  const exported = JSON.parse(readFileSync(await jsonDownload.path(), 'utf8'));
+  const exported = JSON.parse((await downloadOf('#export-json')).text);
   assert.deepEqual(exported.input, SCENARIO);
   assert.deepEqual(exported.estimate, (await postApi(server.url, '/api/estimate', SCENARIO)).body);
 });
@@ -382,20 +340,11 @@ test('keyboard and labels: every input is labelled and typing updates the result
 });
 
 test('on a phone the layout is one column without sideways scrolling', async () => {
-  const phone = await browser.context.newPage();
-  await phone.setViewportSize({ width: 390, height: 844 });
-  await phone.goto(page.url());
-  await phone.waitForSelector('#peak-allocated');
-  await settled(phone);
-  assert.ok((await phone.evaluate(() => document.documentElement.scrollWidth)) <= 390);
-  const inputs = await phone.locator('aside.inputs').boundingBox();
-  const outputs = await phone.locator('.outputs').boundingBox();
-  assert.ok(outputs.y >= inputs.y + inputs.height, 'results come below the inputs');
-  assert.equal(await phone.locator('#mini-peak').isVisible(), true);
+  const phone = await openPage(page.url(), PHONE);
+  await resultsShown(phone, '#peak-allocated');
+  await assertPhoneLayout(phone);
   await assertPeakMatchesApi(SCENARIO, phone);
   assert.deepEqual(await accessibilityViolations(phone), [], 'axe-core audit on a phone');
-  await screenshot(phone, 'phone');
-  await phone.locator('#results').scrollIntoViewIfNeeded();
-  await phone.screenshot({ path: path.join(artifactsDir, 'phone-results.png') });
+  await phoneScreenshots(phone, 'phone');
   await phone.close();
 });

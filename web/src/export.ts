@@ -48,8 +48,11 @@ export function inferenceToCsv(estimate: InferenceEstimate): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The inputs as sent (a scenario file `vramplan estimate --scenario` reads) and the answer. */
-export function estimateToJson(input: Scenario, estimate: Estimate | InferenceEstimate): string {
+/**
+ * The inputs as sent (a scenario file `vramplan estimate --scenario` reads) and the answer, as the
+ * API gave it (an Estimate or an InferenceEstimate).
+ */
+export function estimateToJson(input: Scenario, estimate: unknown): string {
   return `${JSON.stringify({ input, estimate }, null, 2)}\n`;
 }
 

@@ -3,11 +3,17 @@
 // rank as one stacked bar against the GPU, and as a table with every formula and source; the
 // pipeline ranks, parameters, the Hub checkpoint, warnings and a fit card per catalog GPU.
 
-import { Chart, capacityLine } from '../../charts';
-import { el, replace } from '../../dom';
-import { GIB, gib, groupDigits, paramCount, percent } from '../../format';
-import type { ApiError, InferenceEstimate, Row } from '../../types';
-import { bytesCell, fitCard, verdictText, warningList } from '../../widgets';
+import { append, el, replace } from '../../dom';
+import { GIB, gib, groupDigits, paramCount } from '../../format';
+import type { InferenceEstimate, Row } from '../../types';
+import { bytesCell } from '../../widgets';
+import {
+  ResultsPanelBase,
+  breakdownTable,
+  cardSection,
+  chartSection,
+  verdictCard,
+} from '../shared_results';
 
 /** One colour per kind of row; the weights of each module class get their own shade of blue. */
 function rowColor(component: string, index: number): string {
@@ -36,26 +42,14 @@ function countText(n: number | null | undefined): string {
   return n === null || n === undefined ? '—' : groupDigits(n);
 }
 
-export class InferenceResults {
-  readonly element: HTMLElement;
-  readonly mini: HTMLElement;
-  private readonly status: HTMLElement;
-  private readonly cards: HTMLElement;
-  private readonly body: HTMLElement;
+export class InferenceResults extends ResultsPanelBase<InferenceEstimate> {
   private readonly canvas: HTMLCanvasElement;
   private readonly capacity: HTMLElement;
-  private readonly table: HTMLElement;
   private readonly ranks: HTMLElement;
   private readonly ranksCard: HTMLElement;
-  private readonly params: HTMLElement;
-  private readonly warnings: HTMLElement;
-  private readonly fit: HTMLElement;
-  private chart: Chart | null = null;
-  private estimate: InferenceEstimate | null = null;
 
   constructor() {
-    this.status = el('p', { class: 'status', id: 'results-status', role: 'status' });
-    this.cards = el('div', { class: 'peak-cards', id: 'infer-cards', 'aria-live': 'polite' });
+    super('infer-cards');
     this.canvas = el('canvas', {
       id: 'infer-chart',
       role: 'img',
@@ -63,117 +57,22 @@ export class InferenceResults {
       'aria-describedby': 'infer-table-caption',
     });
     this.capacity = el('div', { id: 'capacity' });
-    this.table = el('div', {
-      class: 'table-wrap',
-      id: 'breakdown',
-      tabindex: '0',
-      role: 'region',
-      'aria-label': 'Breakdown table',
-    });
     this.ranks = el('div', { class: 'table-wrap', id: 'ranks' });
-    this.ranksCard = el(
-      'section',
-      { class: 'card', 'aria-labelledby': 'ranks-title' },
-      el('h3', { id: 'ranks-title' }, 'Pipeline ranks'),
-      this.ranks,
-    );
-    this.params = el('div', { class: 'params', id: 'parameters' });
-    this.warnings = el('div', { class: 'warnings', id: 'warnings' });
-    this.fit = el('div', { class: 'fit-cards', id: 'fit' });
-    this.body = el(
-      'div',
-      { class: 'results-body' },
-      el(
-        'section',
-        { class: 'card', 'aria-labelledby': 'capacity-title' },
-        el('h3', { id: 'capacity-title' }, 'KV cache capacity'),
-        this.capacity,
-      ),
-      el(
-        'section',
-        { class: 'card chart-card', 'aria-labelledby': 'infer-chart-title' },
-        el('h3', { id: 'infer-chart-title' }, 'Memory per GPU'),
-        el('div', { class: 'chart-box' }, this.canvas),
-      ),
-      el(
-        'section',
-        { class: 'card', 'aria-labelledby': 'table-title' },
-        el('h3', { id: 'table-title' }, 'Breakdown'),
-        this.table,
-      ),
+    this.ranksCard = cardSection('ranks-title', 'Pipeline ranks', this.ranks);
+    append(this.body, [
+      cardSection('capacity-title', 'KV cache capacity', this.capacity),
+      chartSection('infer-chart-title', 'Memory per GPU', this.canvas),
+      this.breakdownSection(),
       this.ranksCard,
-      el(
-        'div',
-        { class: 'two-col' },
-        el(
-          'section',
-          { class: 'card', 'aria-labelledby': 'params-title' },
-          el('h3', { id: 'params-title' }, 'Parameters'),
-          this.params,
-        ),
-        el(
-          'section',
-          { class: 'card', 'aria-labelledby': 'warnings-title' },
-          el('h3', { id: 'warnings-title' }, 'Warnings and notes'),
-          this.warnings,
-        ),
+      this.paramsAndWarnings('Warnings and notes'),
+      this.fitSection(
+        'Device memory per GPU (weights, the KV cache of the sequences asked for, the ' +
+          'activation peak, graphs and overheads) against each GPU’s memory.',
       ),
-      el(
-        'section',
-        { class: 'card', 'aria-labelledby': 'fit-title' },
-        el('h3', { id: 'fit-title' }, 'Does it fit?'),
-        el(
-          'p',
-          { class: 'hint' },
-          'Device memory per GPU (weights, the KV cache of the sequences asked for, the ' +
-            'activation peak, graphs and overheads) against each GPU’s memory.',
-        ),
-        this.fit,
-      ),
-    );
-    this.mini = el('div', { class: 'mini-peak no-print', id: 'mini-peak' });
-    this.element = el(
-      'section',
-      { class: 'results', id: 'results', 'aria-labelledby': 'results-title' },
-      el('h2', { id: 'results-title', class: 'sr-only' }, 'Results'),
-      this.status,
-      this.cards,
-      this.body,
-    );
+    ]);
   }
 
-  setPending(): void {
-    this.element.classList.add('pending');
-    this.element.setAttribute('aria-busy', 'true');
-    this.status.textContent = 'Updating…';
-    this.mini.classList.add('pending');
-  }
-
-  showInvalid(error: ApiError | null, note: string): void {
-    this.estimate = null;
-    this.element.classList.remove('pending');
-    this.element.classList.add('invalid');
-    this.element.removeAttribute('aria-busy');
-    this.status.textContent = note;
-    replace(
-      this.cards,
-      el('div', { class: 'invalid-note', id: 'results-error' }, error ? error.message : note),
-    );
-    this.body.hidden = true;
-    this.mini.classList.remove('pending');
-    replace(
-      this.mini,
-      el('span', {}, 'Invalid input: see the highlighted field'),
-      el('a', { href: '#results' }, 'Details'),
-    );
-  }
-
-  show(estimate: InferenceEstimate): void {
-    this.estimate = estimate;
-    this.element.classList.remove('pending', 'invalid');
-    this.element.removeAttribute('aria-busy');
-    this.body.hidden = false;
-    this.status.textContent = 'Up to date';
+  protected render(): void {
     this.renderCards();
     this.renderMini();
     this.renderCapacity();
@@ -181,21 +80,11 @@ export class InferenceResults {
     this.renderTable();
     this.renderRanks();
     this.renderParams();
-    replace(this.warnings, warningList(estimate.warnings));
-    replace(
-      this.fit,
-      estimate.fit.map((f, i) => fitCard(f, i === 0)),
-    );
-  }
-
-  current(): InferenceEstimate | null {
-    return this.estimate;
   }
 
   private renderCards(): void {
     const e = this.estimate!;
     const scenario = e.scenario as Record<string, unknown>;
-    const chosen = e.fit[0];
     const card = (cls: string, title: string, value: HTMLElement, note: string) =>
       el(
         'div',
@@ -281,44 +170,19 @@ export class InferenceResults {
           'one token in every layer of this GPU',
         ),
         capacityCards,
-        chosen
-          ? el(
-              'div',
-              { class: `peak-card verdict verdict-${chosen.verdict}` },
-              el('span', { class: 'peak-title' }, chosen.name ?? chosen.gpu),
-              el(
-                'strong',
-                { class: 'peak-value', id: 'peak-verdict' },
-                verdictText(chosen.verdict),
-              ),
-              el(
-                'small',
-                {},
-                `${percent(chosen.used_fraction)} of ${gib(chosen.usable_bytes)} usable`,
-              ),
-            )
-          : null,
+        verdictCard(e.fit[0]),
       ),
     );
   }
 
   private renderMini(): void {
     const e = this.estimate!;
-    const chosen = e.fit[0];
-    this.mini.classList.remove('pending');
-    replace(
-      this.mini,
-      el(
-        'span',
-        {},
-        el('strong', {}, gib(e.device_bytes)),
-        ' per GPU',
-        e.max_kv_tokens !== null
-          ? [' · ', el('strong', {}, countText(e.max_kv_tokens)), ' KV tokens']
-          : '',
-        chosen ? ` · ${verdictText(chosen.verdict)} on ${chosen.gpu}` : '',
-      ),
-      el('a', { href: '#results' }, 'Results'),
+    this.showMini(
+      el('strong', {}, gib(e.device_bytes)),
+      ' per GPU',
+      e.max_kv_tokens !== null
+        ? [' · ', el('strong', {}, countText(e.max_kv_tokens)), ' KV tokens']
+        : '',
     );
   }
 
@@ -362,15 +226,6 @@ export class InferenceResults {
   private renderChart(): void {
     const e = this.estimate!;
     const capacity = e.fit[0];
-    const capacityGiB = capacity ? capacity.usable_bytes / GIB : null;
-    const label = e.ranks.length > 1 ? `per GPU (pipeline rank ${e.binding_rank})` : 'per GPU';
-    const datasets = e.rows.map((row: Row, index: number) => ({
-      label: row.component,
-      backgroundColor: rowColor(row.component, index),
-      data: [row.bytes / GIB],
-      stack: 'memory',
-      maxBarThickness: 180,
-    }));
     this.canvas.setAttribute(
       'aria-label',
       `Stacked bar of memory per GPU: ${gib(e.device_bytes)} of device memory in ` +
@@ -378,94 +233,35 @@ export class InferenceResults {
         (capacity ? ` against ${gib(capacity.usable_bytes)} on ${capacity.gpu}` : '') +
         '. The breakdown table below lists every value.',
     );
-    const suggestedMax = Math.max(e.device_bytes / GIB, capacityGiB ?? 0) * 1.08;
-    this.chart?.destroy();
-    this.chart = new Chart(this.canvas, {
-      type: 'bar',
-      data: { labels: [label], datasets },
-      plugins: [capacityLine],
-      options: {
-        responsive: true,
-        maintainAspectRatio: false,
-        scales: {
-          x: { stacked: true },
-          y: {
-            stacked: true,
-            beginAtZero: true,
-            suggestedMax,
-            title: { display: true, text: 'GiB per GPU' },
-          },
-        },
-        plugins: {
-          // Beside the single bar on wide screens, below it on phones.
-          legend: { position: window.innerWidth < 700 ? ('bottom' as const) : ('right' as const) },
-          tooltip: {
-            callbacks: {
-              label: (item: { dataset: { label?: string }; raw: unknown }) =>
-                `${item.dataset.label}: ${(item.raw as number).toFixed(2)} GiB`,
-            },
-          },
-          capacityLine: {
-            value: capacityGiB,
-            label: capacity ? `${capacity.gpu}: ${gib(capacity.usable_bytes)}` : '',
-          },
-        },
-      },
+    this.drawStackedBars(this.canvas, {
+      labels: [e.ranks.length > 1 ? `per GPU (pipeline rank ${e.binding_rank})` : 'per GPU'],
+      segments: e.rows.map((row: Row, index: number) => ({
+        label: row.component,
+        color: rowColor(row.component, index),
+        data: [row.bytes / GIB],
+      })),
+      maxBarThickness: 180,
+      tallestGiB: e.device_bytes / GIB,
+      // Beside the single bar on wide screens, below it on phones.
+      legend: window.innerWidth < 700 ? 'bottom' : 'right',
+      tooltip: (label, gibValue) => `${label}: ${gibValue.toFixed(2)} GiB`,
+      capacityLabel: capacity ? `${capacity.gpu}: ${gib(capacity.usable_bytes)}` : '',
     });
   }
 
   private renderTable(): void {
     const e = this.estimate!;
-    const rows = e.rows.map((row) =>
-      el(
-        'tr',
-        {},
-        el('th', { scope: 'row' }, row.component),
-        bytesCell('td', row.bytes, { class: 'num' }),
-        el('td', {}, row.counts_toward),
-        el('td', { class: 'formula' }, row.formula),
-        el('td', { class: 'source' }, row.source),
-      ),
-    );
-    const total = (label: string, bytes: number) =>
-      el(
-        'tr',
-        { class: 'total' },
-        el('th', { scope: 'row' }, label),
-        bytesCell('td', bytes, { class: 'num' }),
-        el('td', { colspan: '3' }),
-      );
     replace(
       this.table,
-      el(
-        'table',
-        { class: 'breakdown-table' },
-        el(
-          'caption',
-          { id: 'infer-table-caption' },
+      breakdownTable(
+        'infer-table-caption',
+        [
           e.ranks.length > 1
             ? `Per GPU of pipeline rank ${e.binding_rank}, the one that binds`
             : 'Per GPU',
-        ),
-        el(
-          'thead',
-          {},
-          el(
-            'tr',
-            {},
-            ...['Component', 'Size', 'Counts toward', 'Formula', 'Source'].map((h) =>
-              el('th', { scope: 'col' }, h),
-            ),
-          ),
-        ),
-        el('tbody', {}, rows),
-        el(
-          'tfoot',
-          {},
-          total('Allocated', e.allocated_bytes),
-          total('Reserved', e.reserved_bytes),
-          total('Device', e.device_bytes),
-        ),
+        ],
+        e.rows,
+        e,
       ),
     );
   }

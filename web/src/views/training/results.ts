@@ -1,11 +1,12 @@
 // The estimate on screen: peak in the three quantities, the stacked breakdown per pipeline
 // stage, the breakdown table (formula and source of every row), parameters, GPU fit, warnings.
 
-import { Chart, capacityLine, componentColor } from '../../charts';
-import { el, replace } from '../../dom';
-import { GIB, gib, gibFixed, groupDigits, paramCount, percent } from '../../format';
-import type { ApiError, Estimate, Peak, Stage } from '../../types';
-import { bytesCell, fitCard, verdictText, warningList } from '../../widgets';
+import { componentColor } from '../../charts';
+import { append, el, replace } from '../../dom';
+import { GIB, gib, gibFixed, groupDigits, paramCount } from '../../format';
+import type { Estimate, Peak, Stage } from '../../types';
+import { bytesCell } from '../../widgets';
+import { ResultsPanelBase, breakdownTable, chartSection, verdictCard } from '../shared_results';
 
 const QUANTITIES = [
   ['allocated_bytes', 'Peak allocated', 'torch.cuda.max_memory_allocated'],
@@ -13,26 +14,13 @@ const QUANTITIES = [
   ['device_bytes', 'Device memory', 'what nvidia-smi shows: reserved + CUDA context + NCCL'],
 ] as const;
 
-export class ResultsPanel {
-  readonly element: HTMLElement;
-  /** The peak in one line, fixed at the bottom of phone screens (hidden on wide ones). */
-  readonly mini: HTMLElement;
-  private readonly status: HTMLElement;
-  private readonly peak: HTMLElement;
-  private readonly body: HTMLElement;
+export class ResultsPanel extends ResultsPanelBase<Estimate> {
   private readonly canvas: HTMLCanvasElement;
   private readonly stageSelect: HTMLSelectElement;
-  private readonly table: HTMLElement;
-  private readonly params: HTMLElement;
-  private readonly fit: HTMLElement;
-  private readonly warnings: HTMLElement;
-  private chart: Chart | null = null;
-  private estimate: Estimate | null = null;
   private chosenStage: string | null = null;
 
   constructor() {
-    this.status = el('p', { class: 'status', id: 'results-status', role: 'status' });
-    this.peak = el('div', { class: 'peak-cards', id: 'peak', 'aria-live': 'polite' });
+    super('peak');
     this.canvas = el('canvas', {
       id: 'breakdown-chart',
       role: 'img',
@@ -46,129 +34,35 @@ export class ResultsPanel {
         this.renderTable();
       },
     });
-    // Focusable so that keyboard users can scroll a wide table on a narrow screen.
-    this.table = el('div', {
-      class: 'table-wrap',
-      id: 'breakdown',
-      tabindex: '0',
-      role: 'region',
-      'aria-label': 'Breakdown table',
-    });
-    this.params = el('div', { class: 'params', id: 'parameters' });
-    this.fit = el('div', { class: 'fit-cards', id: 'fit' });
-    this.warnings = el('div', { class: 'warnings', id: 'warnings' });
-    this.body = el(
-      'div',
-      { class: 'results-body' },
-      el(
-        'section',
-        { class: 'card chart-card', 'aria-labelledby': 'chart-title' },
-        el('h3', { id: 'chart-title' }, 'Memory per GPU, by pipeline stage'),
-        el('div', { class: 'chart-box' }, this.canvas),
-      ),
-      el(
-        'section',
-        { class: 'card', 'aria-labelledby': 'table-title' },
-        el('h3', { id: 'table-title' }, 'Breakdown'),
+    append(this.body, [
+      chartSection('chart-title', 'Memory per GPU, by pipeline stage', this.canvas),
+      this.breakdownSection(
         el(
           'div',
           { class: 'stage-picker no-print' },
           el('label', { for: 'stage-select' }, 'Pipeline stage'),
           this.stageSelect,
         ),
-        this.table,
       ),
-      el(
-        'div',
-        { class: 'two-col' },
-        el(
-          'section',
-          { class: 'card', 'aria-labelledby': 'params-title' },
-          el('h3', { id: 'params-title' }, 'Parameters'),
-          this.params,
-        ),
-        el(
-          'section',
-          { class: 'card', 'aria-labelledby': 'warnings-title' },
-          el('h3', { id: 'warnings-title' }, 'Warnings'),
-          this.warnings,
-        ),
+      this.paramsAndWarnings('Warnings'),
+      this.fitSection(
+        'Device memory against each GPU’s usable memory; “tight” is above 80%, the margin below ' +
+          'which Fujii et al. saw no out-of-memory failures.',
       ),
-      el(
-        'section',
-        { class: 'card', 'aria-labelledby': 'fit-title' },
-        el('h3', { id: 'fit-title' }, 'Does it fit?'),
-        el(
-          'p',
-          { class: 'hint' },
-          'Device memory against each GPU’s usable memory; “tight” is above 80%, the margin below ' +
-            'which Fujii et al. saw no out-of-memory failures.',
-        ),
-        this.fit,
-      ),
-    );
-    this.mini = el('div', { class: 'mini-peak no-print', id: 'mini-peak' });
-    this.element = el(
-      'section',
-      { class: 'results', id: 'results', 'aria-labelledby': 'results-title' },
-      el('h2', { id: 'results-title', class: 'sr-only' }, 'Results'),
-      this.status,
-      this.peak,
-      this.body,
-    );
+    ]);
   }
 
-  /** Inputs changed: until the new answer arrives, what is shown is marked as out of date. */
-  setPending(): void {
-    this.element.classList.add('pending');
-    this.element.setAttribute('aria-busy', 'true');
-    this.status.textContent = 'Updating…';
-    this.mini.classList.add('pending');
-  }
-
-  /** The inputs are invalid: no numbers are shown, only what to fix. */
-  showInvalid(error: ApiError | null, note: string): void {
-    this.estimate = null;
-    this.element.classList.remove('pending');
-    this.element.classList.add('invalid');
-    this.element.removeAttribute('aria-busy');
-    this.status.textContent = note;
-    replace(
-      this.peak,
-      el('div', { class: 'invalid-note', id: 'results-error' }, error ? error.message : note),
-    );
-    this.body.hidden = true;
-    this.mini.classList.remove('pending');
-    replace(
-      this.mini,
-      el('span', {}, 'Invalid input: see the highlighted field'),
-      el('a', { href: '#results' }, 'Details'),
-    );
-  }
-
-  show(estimate: Estimate): void {
-    this.estimate = estimate;
-    this.element.classList.remove('pending', 'invalid');
-    this.element.removeAttribute('aria-busy');
-    this.body.hidden = false;
-    this.status.textContent = 'Up to date';
+  protected render(): void {
     this.renderPeak();
     this.renderMini();
     this.renderChart();
     this.renderStagePicker();
     this.renderTable();
     this.renderParams();
-    this.renderFit();
-    this.renderWarnings();
-  }
-
-  current(): Estimate | null {
-    return this.estimate;
   }
 
   private renderPeak(): void {
     const e = this.estimate!;
-    const chosen = e.fit[0];
     const cards = QUANTITIES.map(([key, title, meaning]) => {
       const id = key.replace('_bytes', '');
       return el(
@@ -180,17 +74,8 @@ export class ResultsPanel {
         el('small', {}, meaning),
       );
     });
-    const verdict = chosen
-      ? el(
-          'div',
-          { class: `peak-card verdict verdict-${chosen.verdict}` },
-          el('span', { class: 'peak-title' }, chosen.name ?? chosen.gpu),
-          el('strong', { class: 'peak-value', id: 'peak-verdict' }, verdictText(chosen.verdict)),
-          el('small', {}, `${percent(chosen.used_fraction)} of ${gib(chosen.usable_bytes)} usable`),
-        )
-      : null;
     replace(
-      this.peak,
+      this.cards,
       el(
         'p',
         { class: 'peak-stage' },
@@ -199,7 +84,7 @@ export class ResultsPanel {
         e.peak.phase ? [', during ', el('strong', { id: 'peak-phase' }, e.peak.phase)] : null,
         this.layoutText(),
       ),
-      el('div', { class: 'peak-grid' }, cards, verdict),
+      el('div', { class: 'peak-grid' }, cards, verdictCard(e.fit[0])),
       this.phaseList(),
     );
   }
@@ -227,21 +112,12 @@ export class ResultsPanel {
 
   private renderMini(): void {
     const e = this.estimate!;
-    const chosen = e.fit[0];
-    this.mini.classList.remove('pending');
-    replace(
-      this.mini,
-      el(
-        'span',
-        {},
-        'Peak ',
-        el('strong', {}, gib(e.peak.allocated_bytes)),
-        ' allocated · ',
-        el('strong', {}, gib(e.peak.device_bytes)),
-        ' device',
-        chosen ? ` · ${verdictText(chosen.verdict)} on ${chosen.gpu}` : '',
-      ),
-      el('a', { href: '#results' }, 'Results'),
+    this.showMini(
+      'Peak ',
+      el('strong', {}, gib(e.peak.allocated_bytes)),
+      ' allocated · ',
+      el('strong', {}, gib(e.peak.device_bytes)),
+      ' device',
     );
   }
 
@@ -261,16 +137,7 @@ export class ResultsPanel {
     for (const stage of e.stages)
       for (const row of stage.rows)
         if (!components.includes(row.component)) components.push(row.component);
-    const datasets = components.map((component, index) => ({
-      label: component,
-      backgroundColor: componentColor(component, index),
-      data: e.stages.map((stage) => sumComponent(stage, component) / GIB),
-      stack: 'memory',
-      maxBarThickness: 140,
-    }));
     const capacity = e.fit[0];
-    const capacityGiB = capacity ? capacity.usable_bytes / GIB : null;
-    const labels = e.stages.map((s) => s.name);
     this.canvas.setAttribute(
       'aria-label',
       `Stacked bar chart of memory per GPU for ${e.stages.length} pipeline stage(s); the peak stage ` +
@@ -278,41 +145,19 @@ export class ResultsPanel {
         (capacity ? ` against ${gib(capacity.usable_bytes)} usable on ${capacity.gpu}` : '') +
         '. The breakdown table below lists every value.',
     );
-    const plugins = {
-      legend: { position: 'bottom' as const },
-      tooltip: {
-        callbacks: {
-          label: (item: { dataset: { label?: string }; raw: unknown }) =>
-            `${item.dataset.label}: ${(item.raw as number).toFixed(2)} GiB (${groupDigits(Math.round((item.raw as number) * GIB))} bytes)`,
-        },
-      },
-      capacityLine: {
-        value: capacityGiB,
-        label: capacity ? `${capacity.gpu}: ${gib(capacity.usable_bytes)} usable` : '',
-      },
-    };
-    const maxStack = Math.max(...e.stages.map((s) => s.device_bytes / GIB), 0);
-    const suggestedMax = Math.max(maxStack, capacityGiB ?? 0) * 1.08;
-    // A new chart per answer: cheap without animation, and no stale options survive.
-    this.chart?.destroy();
-    this.chart = new Chart(this.canvas, {
-      type: 'bar',
-      data: { labels, datasets },
-      plugins: [capacityLine],
-      options: {
-        responsive: true,
-        maintainAspectRatio: false,
-        scales: {
-          x: { stacked: true },
-          y: {
-            stacked: true,
-            beginAtZero: true,
-            suggestedMax,
-            title: { display: true, text: 'GiB per GPU' },
-          },
-        },
-        plugins,
-      },
+    this.drawStackedBars(this.canvas, {
+      labels: e.stages.map((s) => s.name),
+      segments: components.map((component, index) => ({
+        label: component,
+        color: componentColor(component, index),
+        data: e.stages.map((stage) => sumComponent(stage, component) / GIB),
+      })),
+      maxBarThickness: 140,
+      tallestGiB: Math.max(...e.stages.map((s) => s.device_bytes / GIB), 0),
+      legend: 'bottom',
+      tooltip: (label, gibValue) =>
+        `${label}: ${gibValue.toFixed(2)} GiB (${groupDigits(Math.round(gibValue * GIB))} bytes)`,
+      capacityLabel: capacity ? `${capacity.gpu}: ${gib(capacity.usable_bytes)} usable` : '',
     });
   }
 
@@ -337,56 +182,17 @@ export class ResultsPanel {
       replace(this.table, el('p', {}, 'No stages.'));
       return;
     }
-    const rows = stage.rows.map((row) =>
-      el(
-        'tr',
-        {},
-        el('th', { scope: 'row' }, row.component),
-        bytesCell('td', row.bytes, { class: 'num' }),
-        el('td', {}, row.counts_toward),
-        el('td', { class: 'formula' }, row.formula),
-        el('td', { class: 'source' }, row.source),
-      ),
-    );
-    const total = (label: string, bytes: number) =>
-      el(
-        'tr',
-        { class: 'total' },
-        el('th', { scope: 'row' }, label),
-        bytesCell('td', bytes, { class: 'num' }),
-        el('td', { colspan: '3' }),
-      );
     const ranks = stage.ranks.length ? `ranks ${stage.ranks.join(', ')}` : '';
     replace(
       this.table,
-      el(
-        'table',
-        { class: 'breakdown-table' },
-        el(
-          'caption',
-          { id: 'breakdown-table-caption' },
+      breakdownTable(
+        'breakdown-table-caption',
+        [
           `${stage.name}: ${stage.layers} layer${stage.layers === 1 ? '' : 's'}, `,
           `${stage.in_flight_microbatches} microbatch(es) in flight${ranks ? `, ${ranks}` : ''}`,
-        ),
-        el(
-          'thead',
-          {},
-          el(
-            'tr',
-            {},
-            ...['Component', 'Size', 'Counts toward', 'Formula', 'Source'].map((h) =>
-              el('th', { scope: 'col' }, h),
-            ),
-          ),
-        ),
-        el('tbody', {}, rows),
-        el(
-          'tfoot',
-          {},
-          total('Allocated', stage.allocated_bytes),
-          total('Reserved', stage.reserved_bytes),
-          total('Device', stage.device_bytes),
-        ),
+        ],
+        stage.rows,
+        stage,
       ),
     );
   }
@@ -410,15 +216,6 @@ export class ResultsPanel {
         ...(p.breakdown ?? []).map((b) => item(b.name, b.count)),
       ),
     );
-  }
-
-  private renderFit(): void {
-    const cards = this.estimate!.fit.map((f, index) => fitCard(f, index === 0));
-    replace(this.fit, cards);
-  }
-
-  private renderWarnings(): void {
-    replace(this.warnings, warningList(this.estimate!.warnings));
   }
 }
 
