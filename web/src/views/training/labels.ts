@@ -120,6 +120,12 @@ export const LABELS: Record<string, string> = {
   gemm_workspace_mib: 'GEMM workspaces (MiB)',
   allocator_overhead: 'Allocator pool overhead (fraction)',
   cuda_graphs: 'Per-layer CUDA graphs',
+  loss_bytes_per_logit: 'Bytes per logit at the loss',
+  gated_mlp_tensors: 'Gated-MLP tensors kept',
+  lazy_gradients: 'Lazily allocated gradients',
+  fsdp_mixed_precision: 'FSDP mixed precision',
+  pipeline_keeps_stage_outputs: 'Pipeline keeps sent outputs',
+  zero3_live_params: 'ZeRO-3 live parameters (DeepSpeed)',
   framework: 'Training framework',
 };
 
