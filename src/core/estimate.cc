@@ -578,6 +578,15 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
     est.warnings.push_back(
         "materialised attention at this sequence length stores s² scores per "
         "head; flash attention avoids them");
+  if (s.training.fp8 != Fp8Recipe::kNone)
+    est.warnings.push_back(
+        "fp8 follows Transformer Engine as Megatron runs it (fp8 casts of linear inputs, weight "
+        "casts cached across microbatches); other fp8 stacks such as torchao differ "
+        "(docs/fp8.md)");
+  if (s.overheads.per_layer_cuda_graphs)
+    est.warnings.push_back(
+        "CUDA-graph pools are NeMo's measured ~20% of the layer activations, not a mechanism: "
+        "graphs of parts of a layer keep less, and no measurement here checks it");
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "core/test_models.h"
 #include "vramplan/hf_config.h"
 #include "vramplan/presets.h"
@@ -72,7 +76,11 @@ TEST(Estimate, Fp8CachesCastsOfTheLinearWeights) {
   s.training.fp8 = Fp8Recipe::kTensorwise;
   const StageEstimate cached = run(s).stages[0];
   EXPECT_EQ(row(cached, "weights"), 2 * (linear + other));
-  EXPECT_EQ(row(cached, "fp8 weight copies"), 2 * linear);  // row- and column-wise
+  EXPECT_EQ(row(cached, "fp8 weight copies"), 2 * linear);    // row- and column-wise
+  const std::vector<std::string> warnings = run(s).warnings;  // which fp8 stack is modelled
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("Transformer Engine") != std::string::npos;
+  }));
   // fp8 primary weights: the linear weights are fp8 themselves, plus one column-wise copy.
   s.training.fp8_params = true;
   const StageEstimate native = run(s).stages[0];
@@ -97,6 +105,11 @@ TEST(Estimate, PerLayerCudaGraphsReserveAFifthOfTheActivations) {
   // Reserved: allocated (what torch.cuda.max_memory_allocated() sees) does not move.
   EXPECT_EQ(graphs.allocated_bytes, eager.allocated_bytes);
   EXPECT_EQ(graphs.reserved_bytes, eager.reserved_bytes + pools);
+  // The figure is one published measurement, and the estimate says so.
+  const std::vector<std::string> warnings = run(s).warnings;
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("CUDA-graph pools") != std::string::npos;
+  }));
 }
 
 TEST(Estimate, MemoryGrowsWithSequenceAndMicroBatch) {
