@@ -32,6 +32,9 @@ class SumBuilder {
   std::string text_;
 };
 
+// Blockwise (1×128 fp32 tiles) and MXFP8 (E8M0 per 32) scales cost 1/32 B per activation value.
+bool has_block_scales(Fp8Recipe r) { return r == Fp8Recipe::kBlockwise || r == Fp8Recipe::kMxfp8; }
+
 struct Dims {
   bool fp8;  // linear layers save their inputs in fp8 (Training::fp8)
   Fp8Recipe recipe;
@@ -64,8 +67,8 @@ Dims dims_of(const Scenario& s) {
 std::string preamble(const Scenario& s, const Dims& d) {
   std::string fp8;
   if (d.fp8) {
-    const bool scaled = d.recipe == Fp8Recipe::kBlockwise || d.recipe == Fp8Recipe::kMxfp8;
-    fp8 = fmt::format(", q = {} ({})", scaled ? "1+1/32" : "1", fp8_recipe_name(d.recipe));
+    fp8 = fmt::format(", q = {} ({})", has_block_scales(d.recipe) ? "1+1/32" : "1",
+                      fp8_recipe_name(d.recipe));
   }
   return fmt::format("n = s·b/c = {}·{}/{} = {} tokens, h = {}, t = {}, B = {}, G = {}{}: ",
                      s.training.seq_len, s.training.micro_batch, s.parallel.cp, group_digits(d.n),
@@ -220,8 +223,7 @@ Term op_level_checkpointed_layer(const Scenario& s, const Dims& d, bool explain)
 }  // namespace
 
 Wide fp8_activation_bytes(Wide values, Fp8Recipe recipe) {
-  const bool scaled_blocks = recipe == Fp8Recipe::kBlockwise || recipe == Fp8Recipe::kMxfp8;
-  return values + (scaled_blocks ? ceil_div(values, 32) : 0);
+  return values + (has_block_scales(recipe) ? ceil_div(values, 32) : 0);
 }
 
 Wide fp8_weight_bytes(Wide params, Fp8Recipe recipe) {

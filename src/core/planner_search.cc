@@ -8,6 +8,7 @@
 #include <thread>
 #include <tuple>
 
+#include "core/model_states.h"
 #include "core/pipeline.h"
 
 namespace vramplan {
@@ -132,6 +133,14 @@ std::vector<Schedule> schedules_for(const PlanRequest& r, int64_t pp, int64_t vp
   return out;
 }
 
+// Whether a sharding choice shards the parameters themselves (sharding_of decides it).
+bool shards_parameters(const ShardingChoice& c) {
+  Parallelism p;
+  p.zero = c.zero;
+  p.fsdp = c.fsdp;
+  return sharding_of(p).params;
+}
+
 std::vector<ShardingChoice> shardings_for(const PlanRequest& r, int64_t tp, int64_t cp, int64_t dp,
                                           int64_t ep, int64_t etp) {
   const int64_t data_ranks = dp * cp;
@@ -159,9 +168,7 @@ std::vector<ShardingChoice> shardings_for(const PlanRequest& r, int64_t tp, int6
   const bool fp8 = r.base.training.fp8 != Fp8Recipe::kNone;
   std::vector<ShardingChoice> out;
   for (const ShardingChoice& c : all) {
-    const bool shards_params =
-        c.zero == 3 || c.fsdp == FsdpMode::kFullShard || c.fsdp == FsdpMode::kHybridShard;
-    if (fp8 && shards_params) continue;
+    if (fp8 && shards_parameters(c)) continue;
     if (!allowed(r.space.zero, c.zero) || !allowed(r.space.fsdp, c.fsdp) ||
         !allowed(r.space.distributed_optimizer, c.distributed_optimizer) ||
         !allowed(r.space.fsdp_shard_group, c.fsdp_shard_group))
