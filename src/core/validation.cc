@@ -332,11 +332,18 @@ Scenario ultrascale_scenario(const CsvRow& r) {
 
 namespace {
 
-// The sweep's "GPU memory as reported" is taken as the peak reserved pool of the worst rank.
-double reported_gib(const Estimate& est) {
-  int64_t worst = 0;
-  for (const StageEstimate& st : est.stages) worst = std::max(worst, st.reserved_bytes);
-  return worst / kGiB;
+// The sweep's "GPU memory as reported" is the peak reserved pool of global rank 0: nanotron's
+// log_memory (logging.py) prints "Memory usage … Peak reserved" from rank 0 only, which is the
+// first pipeline stage, and the Playbook's bench_cluster (report.py) parses that line.
+double rank0_reserved_gib(const Estimate& est) {
+  return est.stages.front().reserved_bytes / kGiB;
+}
+
+// torchtitan logs max_reserved as the maximum over ranks.
+double max_reserved_gib(const Estimate& est) {
+  int64_t most = 0;
+  for (const StageEstimate& st : est.stages) most = std::max(most, st.reserved_bytes);
+  return most / kGiB;
 }
 
 void add_ultrascale_rows(const std::vector<CsvRow>& ran, const std::vector<CsvRow>& crashed,
@@ -357,7 +364,8 @@ void add_ultrascale_rows(const std::vector<CsvRow>& ran, const std::vector<CsvRo
     }
     const Verdict verdict = fit_on(*h100, est->peak.device_bytes).verdict;
     report.rows.push_back({"ultrascale", layout_id(r), r["model"], "reported", measured,
-                           reported_gib(*est), std::string(verdict_name(verdict)), false, ""});
+                           rank0_reserved_gib(*est), std::string(verdict_name(verdict)), false,
+                           ""});
     FitConfusion& f = report.fit;
     (verdict == Verdict::kFits    ? f.ran_fits
      : verdict == Verdict::kTight ? f.ran_tight
@@ -403,7 +411,7 @@ void add_torchtitan_rows(const std::vector<CsvRow>& runs, ValidationReport& repo
       continue;
     }
     report.rows.push_back({"torchtitan", r["run"], r["model"], "peak reserved", measured,
-                           reported_gib(*est), "", false, ""});
+                           max_reserved_gib(*est), "", false, ""});
   }
 }
 
