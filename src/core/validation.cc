@@ -335,9 +335,7 @@ namespace {
 // The sweep's "GPU memory as reported" is the peak reserved pool of global rank 0: nanotron's
 // log_memory (logging.py) prints "Memory usage … Peak reserved" from rank 0 only, which is the
 // first pipeline stage, and the Playbook's bench_cluster (report.py) parses that line.
-double rank0_reserved_gib(const Estimate& est) {
-  return est.stages.front().reserved_bytes / kGiB;
-}
+double rank0_reserved_gib(const Estimate& est) { return est.stages.front().reserved_bytes / kGiB; }
 
 // torchtitan logs max_reserved as the maximum over ranks.
 double max_reserved_gib(const Estimate& est) {
