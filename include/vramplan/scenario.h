@@ -196,6 +196,10 @@ struct Conventions {
   // sent) until its backward: torch.distributed.pipelining, nanotron, DeepSpeed. Megatron frees
   // the output's storage once sent (deallocate_pipeline_outputs).
   bool pipeline_keeps_stage_outputs = false;
+  // With MHA (kv heads = heads), nanotron's attention permutes Q|K|V into one buffer that stays
+  // alive through the query view flash attention saves, and concatenates K|V into a second
+  // buffer flash attention also saves: the K and V parts are held twice.
+  bool mha_keeps_packed_qkv = false;
 };
 
 struct Scenario {

@@ -156,8 +156,24 @@ TEST(Activations, UnfusedGluKeepsAFourthTensor) {
   EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 + 234'881'024);
 }
 
+TEST(Activations, NanotronMhaKeepsKAndVTwice) {
+  // With MHA the packed Q|K|V buffer outlives the permute: + n·2g·d·B = 8192·2·32·128·2.
+  Scenario s;
+  s.model = testing::llama8b_shape();
+  s.model.num_kv_heads = s.model.num_heads;
+  s.training.seq_len = 8192;
+  const int64_t plain = layer_activations(s, false, false).bytes;
+  s.conventions.mha_keeps_packed_qkv = true;
+  EXPECT_EQ(layer_activations(s, false, false).bytes - plain, 134'217'728);
+  // GQA splits Q, K and V into their own buffers: nothing is kept twice.
+  s.model.num_kv_heads = 8;
+  const int64_t gqa = layer_activations(s, false, false).bytes;
+  s.conventions.mha_keeps_packed_qkv = false;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, gqa);
+}
+
 TEST(Activations, LossBytesPerLogitFollowTheFramework) {
-  // nanotron: 10 B per logit = n·V·10 = 8192·128256·10 = 10,506,731,520.
+  // torchtitan, Hugging Face: 10 B per logit = n·V·10 = 8192·128256·10 = 10,506,731,520.
   Scenario s;
   s.model = testing::llama8b_shape();
   s.training.seq_len = 8192;

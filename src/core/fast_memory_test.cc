@@ -64,6 +64,7 @@ Scenario random_base(const ModelConfig& model, std::mt19937_64& rng) {
   s.conventions.lazy_gradients = coin(rng, 0.3);
   s.conventions.fsdp_mixed_precision = coin(rng, 0.3);
   s.conventions.pipeline_keeps_stage_outputs = coin(rng, 0.3);
+  s.conventions.mha_keeps_packed_qkv = coin(rng, 0.3);
   s.conventions.zero3_live_params = coin(rng, 0.2) ? pick(rng, {1'000'000'000, 20'000'000}) : 0;
   s.overheads.allocator_fraction = pick(rng, {0.1, 0.0, 0.25, 0.3333});
   s.overheads.gemm_workspace_bytes = pick(rng, {int64_t{64} << 20, int64_t{96} << 20, int64_t{0}});
@@ -193,6 +194,9 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"mixed-precision fsdp",
        s.conventions.fsdp_mixed_precision && (p.zero == 3 || p.fsdp == FsdpMode::kFullShard)},
       {"kept stage outputs", s.conventions.pipeline_keeps_stage_outputs && p.pp > 1},
+      {"packed Q|K|V kept", s.conventions.mha_keeps_packed_qkv &&
+                                s.model.num_heads == s.model.num_kv_heads &&
+                                s.model.attention != AttentionKind::kMla},
       {"fp8", s.training.fp8 != Fp8Recipe::kNone && !s.training.fp8_params},
       {"fp8 weights", s.training.fp8_params},
   };
@@ -243,6 +247,9 @@ void expect_equal_to_estimate(const ModelConfig& model, uint64_t seed) {
     const bool needs_tp = name.rfind("tp", 0) == 0;
     if (needs_tp && model.attention == AttentionKind::kStandard && model.num_kv_heads == 1)
       continue;  // one KV head: tp = 1 only
+    const bool mha =
+        model.attention == AttentionKind::kStandard && model.num_kv_heads == model.num_heads;
+    if (name == "packed Q|K|V kept" && !mha) continue;
     EXPECT_GE(count, 5) << model.name << ": few layouts with " << name;
   }
   // The fast path itself must carry the comparison, not estimate() standing in for it.

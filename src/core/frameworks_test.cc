@@ -37,6 +37,7 @@ TEST(Frameworks, EachPresetSetsItsConventions) {
   const Scenario nano = resolved({{"model", "Llama-3.1-8B"}, {"framework", "nanotron"}});
   EXPECT_EQ(nano.conventions.gated_mlp_tensors, 4);
   EXPECT_EQ(nano.conventions.loss_bytes_per_logit, 10);
+  EXPECT_FALSE(nano.conventions.mha_keeps_packed_qkv);  // docs/frameworks.md, Known gaps
   EXPECT_TRUE(nano.parallel.compute_balanced_split);
   const Scenario titan = resolved({{"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}});
   EXPECT_EQ(titan.parallel.fsdp, FsdpMode::kFullShard);

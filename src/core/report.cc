@@ -162,6 +162,7 @@ json conventions_json(const Scenario& s) {
           {"lazy_gradients", c.lazy_gradients},
           {"fsdp_mixed_precision", c.fsdp_mixed_precision},
           {"pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs},
+          {"mha_keeps_packed_qkv", c.mha_keeps_packed_qkv},
           {"compute_balanced_split", s.parallel.compute_balanced_split}};
 }
 

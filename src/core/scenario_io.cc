@@ -142,8 +142,7 @@ constexpr OptionSpec kOptions[] = {
      "megatron, torchtitan, deepspeed, nanotron, hf-trainer"},
     // Single conventions (Conventions in scenario.h), over the framework's
     {"loss_bytes_per_logit", K::kInteger, "framework",
-     "6 (10: nanotron, torchtitan, deepspeed, "
-     "hf-trainer)",
+     "6 (10: nanotron, torchtitan, deepspeed, hf-trainer)",
      "bytes per logit alive at the loss: logits plus the loss's fp32 copies (Megatron's "
      "--cross-entropy-loss-fusion keeps 10)",
      ""},
@@ -161,6 +160,8 @@ constexpr OptionSpec kOptions[] = {
     {"pipeline_keeps_stage_outputs", K::kBool, "framework",
      "false (true: nanotron, torchtitan, deepspeed)",
      "the pipeline engine keeps what a stage sent until its backward", ""},
+    {"mha_keeps_packed_qkv", K::kBool, "framework", "false",
+     "with MHA, the packed Q|K|V buffer stays alive beside the K|V copy flash attention saves", ""},
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
     {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
@@ -547,7 +548,8 @@ std::optional<Error> read_conventions(const Reader& r, Conventions& c) {
   if (c.zero3_live_params < 0 || c.zero3_live_params > (int64_t{1} << 50))
     return Error{"zero3_live_params", std::to_string(c.zero3_live_params), "0 to 2^50 parameters",
                  ""};
-  return r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs);
+  if (auto e = r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs)) return e;
+  return r.boolean("mha_keeps_packed_qkv", c.mha_keeps_packed_qkv);
 }
 
 std::optional<Error> read_overheads(const Reader& r, Overheads& o) {

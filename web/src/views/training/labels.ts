@@ -125,6 +125,7 @@ export const LABELS: Record<string, string> = {
   lazy_gradients: 'Lazily allocated gradients',
   fsdp_mixed_precision: 'FSDP mixed precision',
   pipeline_keeps_stage_outputs: 'Pipeline keeps sent outputs',
+  mha_keeps_packed_qkv: 'MHA keeps packed Q|K|V buffer',
   zero3_live_params: 'ZeRO-3 live parameters (DeepSpeed)',
   framework: 'Training framework',
 };
