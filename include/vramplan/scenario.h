@@ -212,6 +212,14 @@ struct Scenario {
   int framework_id = -1;  // vramplan::Framework the conventions came from; -1 = none (generic)
 };
 
+// Whether attention holds K and V twice (Conventions::mha_keeps_packed_qkv): only standard MHA
+// attention takes the packed Q|K|V path.
+inline bool holds_kv_twice(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  return s.conventions.mha_keeps_packed_qkv && m.attention == AttentionKind::kStandard &&
+         m.num_kv_heads == m.num_heads;
+}
+
 // The vocabulary as the framework allocates it: V rounded up to vocab_pad_multiple · tp.
 inline int64_t padded_vocab(const Scenario& s) {
   const int64_t multiple = s.conventions.vocab_pad_multiple * s.parallel.tp;

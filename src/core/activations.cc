@@ -105,7 +105,7 @@ void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
   add_linear_input(d, "QKV input", sum);
   sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
-  if (s.conventions.mha_keeps_packed_qkv && a == g)
+  if (holds_kv_twice(s))
     sum.add("K,V again (packed Q|K|V buffer)", "n·2g·d·B/t", d.n * 2 * g * hd * d.bytes / d.t);
   if (m.qk_norm || m.qk_norm_full_width)
     sum.add("q/k norm inputs", "n·(a+g)·d·B/t", d.n * (a + g) * hd * d.bytes / d.t);

@@ -349,7 +349,7 @@ Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_ba
     const Wide g = m.num_kv_heads, hd = m.head_dim;
     sum += linear_input;
     sum += n * (a + 2 * g) * hd * b / t;
-    if (base_.conventions.mha_keeps_packed_qkv && a == g) sum += n * 2 * g * hd * b / t;
+    if (holds_kv_twice(base_)) sum += n * 2 * g * hd * b / t;
     if (m.qk_norm || m.qk_norm_full_width) sum += n * (a + g) * hd * b / t;
     sum += attention_output(a * hd);
   }

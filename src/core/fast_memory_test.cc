@@ -194,9 +194,7 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"mixed-precision fsdp",
        s.conventions.fsdp_mixed_precision && (p.zero == 3 || p.fsdp == FsdpMode::kFullShard)},
       {"kept stage outputs", s.conventions.pipeline_keeps_stage_outputs && p.pp > 1},
-      {"packed Q|K|V kept", s.conventions.mha_keeps_packed_qkv &&
-                                s.model.num_heads == s.model.num_kv_heads &&
-                                s.model.attention != AttentionKind::kMla},
+      {"packed Q|K|V kept", holds_kv_twice(s)},
       {"fp8", s.training.fp8 != Fp8Recipe::kNone && !s.training.fp8_params},
       {"fp8 weights", s.training.fp8_params},
   };
@@ -249,7 +247,7 @@ void expect_equal_to_estimate(const ModelConfig& model, uint64_t seed) {
       continue;  // one KV head: tp = 1 only
     const bool mha =
         model.attention == AttentionKind::kStandard && model.num_kv_heads == model.num_heads;
-    if (name == "packed Q|K|V kept" && !mha) continue;
+    if (name == "packed Q|K|V kept" && !mha) continue;  // holds_kv_twice needs MHA
     EXPECT_GE(count, 5) << model.name << ": few layouts with " << name;
   }
   // The fast path itself must carry the comparison, not estimate() standing in for it.
