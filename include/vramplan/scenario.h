@@ -200,6 +200,11 @@ struct Conventions {
   // alive through the query view flash attention saves, and concatenates K|V into a second
   // buffer flash attention also saves: the K and V parts are held twice.
   bool mha_keeps_packed_qkv = false;
+  // nanotron with tp_recompute_allgather (its default since 2025) all-gathers each
+  // column-parallel linear's sequence-parallel input into one persistent buffer
+  // (MemoryBuffer "allgather", parallel/utils.py) that grows to the largest input, n·h, and is
+  // never freed. Only with TP > 1, sequence parallelism and sharded saved inputs.
+  bool tp_allgather_buffer = false;
 };
 
 struct Scenario {
@@ -218,6 +223,14 @@ inline bool holds_kv_twice(const Scenario& s) {
   const ModelConfig& m = s.model;
   return s.conventions.mha_keeps_packed_qkv && m.attention == AttentionKind::kStandard &&
          m.num_kv_heads == m.num_heads;
+}
+
+// Whether nanotron's persistent all-gather buffer exists (Conventions::tp_allgather_buffer):
+// column-parallel inputs are all-gathered only with TP > 1 and sequence parallelism, and the
+// buffer replaces the fresh tensor only when the sharded input is what the linear saves.
+inline bool has_tp_allgather_buffer(const Scenario& s) {
+  return s.conventions.tp_allgather_buffer && s.parallel.tp > 1 && s.parallel.sequence_parallel &&
+         !s.conventions.sp_saves_gathered_inputs;
 }
 
 // The vocabulary as the framework allocates it: V rounded up to vocab_pad_multiple · tp.

@@ -34,6 +34,9 @@ constexpr const char* kSourceRecompute =
 constexpr const char* kSourceWorkspace =
     "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp (cuBLAS and cuBLASLt workspaces, 32 MiB "
     "each on Hopper); Transformer Engine adds 32 MiB of its own";
+constexpr const char* kSourceAllgatherBuffer =
+    "nanotron parallel/tensor_parallel/functional.py (column_linear with tp_recompute_allgather) "
+    "and parallel/utils.py (MemoryBuffer: grows, never freed)";
 constexpr const char* kSourceDdpBuckets =
     "torch DDP gradient buckets without gradient_as_bucket_view (docs/frameworks.md)";
 constexpr const char* kSourceAutocast =
@@ -437,6 +440,15 @@ void add_beyond_tensors(const Context& c, const PhaseTotals& phases, StageEstima
   Term workspace{c.s.overheads.gemm_workspace_bytes, ""};
   if (c.explain) workspace.formula = "configurable (--gemm-workspace-mib)";
   out.add("GEMM workspaces", std::move(workspace), CountsToward::kAllocated, kSourceWorkspace);
+  if (has_tp_allgather_buffer(c.s)) {
+    const Wide n = tokens_per_rank(c.s), h = c.s.model.hidden;
+    const Wide b = bytes_of(1, c.s.training.activation_dtype);
+    Term t{n * h * b, ""};
+    if (c.explain)
+      t.formula = fmt::format("n·h·B = {}·{}·{} (one microbatch's gathered input, kept)",
+                              group_digits(n), group_digits(h), static_cast<int64_t>(b));
+    out.add("TP all-gather buffer", std::move(t), CountsToward::kAllocated, kSourceAllgatherBuffer);
+  }
   const int64_t bucket = c.s.conventions.comm_bucket_elements;
   if (bucket > 0 && c.s.parallel.dp * c.s.parallel.cp > 1 && c.s.parallel.zero > 0) {
     const Wide grad_bytes = bytes_of(1, c.s.training.grad_dtype);

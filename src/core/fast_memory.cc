@@ -76,14 +76,14 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   m.counts_ = count_parameters(base.model);
   // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
   // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries), nanotron's
-  // gathered inputs and compute-cost split, CUDA-graph pools and fine-tuning go through
-  // estimate() itself.
+  // gathered inputs, all-gather buffer and compute-cost split, CUDA-graph pools and fine-tuning go
+  // through estimate() itself.
   const Conventions& conv = base.conventions;
   m.conventions_modelled_ =
       !conv.ddp_bucket_copy && !conv.autocast_weight_cache && conv.comm_bucket_elements == 0 &&
       !conv.optimizer_foreach_temporaries && !conv.sp_saves_gathered_inputs &&
-      !base.parallel.compute_balanced_split && !finetune_active(base.finetune) &&
-      !base.overheads.per_layer_cuda_graphs;
+      !conv.tp_allgather_buffer && !base.parallel.compute_balanced_split &&
+      !finetune_active(base.finetune) && !base.overheads.per_layer_cuda_graphs;
   const ModelConfig& model = base.model;
   const size_t layers = static_cast<size_t>(model.num_layers);
   m.prefix_.assign(layers + 1, {});

@@ -28,6 +28,7 @@ void nanotron(Scenario& s) {
   s.conventions.gated_mlp_tensors = 4;
   s.conventions.loss_bytes_per_logit = 10;
   s.conventions.pipeline_keeps_stage_outputs = true;  // PipelineEngine keeps sent activations
+  s.conventions.tp_allgather_buffer = true;  // tp_recompute_allgather: MemoryBuffer "allgather"
   s.parallel.compute_balanced_split = true;
   s.overheads.allocator_fraction = kFragmentedPool;
 }

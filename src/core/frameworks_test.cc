@@ -38,6 +38,8 @@ TEST(Frameworks, EachPresetSetsItsConventions) {
   EXPECT_EQ(nano.conventions.gated_mlp_tensors, 4);
   EXPECT_EQ(nano.conventions.loss_bytes_per_logit, 10);
   EXPECT_FALSE(nano.conventions.mha_keeps_packed_qkv);  // docs/frameworks.md, Known gaps
+  EXPECT_TRUE(nano.conventions.tp_allgather_buffer);
+  EXPECT_FALSE(nano.conventions.sp_saves_gathered_inputs);
   EXPECT_TRUE(nano.parallel.compute_balanced_split);
   const Scenario titan = resolved({{"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}});
   EXPECT_EQ(titan.parallel.fsdp, FsdpMode::kFullShard);
@@ -70,6 +72,49 @@ TEST(Frameworks, HfTrainerKeepsBucketAndAutocastCopies) {
   // One GPU: no data parallelism, so no DDP buckets.
   const Scenario one = resolved({{"model", "Llama-3.1-8B"}, {"framework", "hf-trainer"}});
   EXPECT_EQ(row_bytes(*estimate(one, {.explain = false}), "DDP gradient buckets"), -1);
+}
+
+TEST(Frameworks, NanotronKeepsOneAllGatherBufferOnlyWithSequenceParallelTp) {
+  // Llama-3.1-8B, seq 4096, micro-batch 2: one microbatch's gathered input is
+  // n·h·B = 8,192 tokens · 4,096 · 2 B, whatever the TP degree.
+  nlohmann::json settings = {{"model", "Llama-3.1-8B"},
+                             {"framework", "nanotron"},
+                             {"seq_len", 4096},
+                             {"micro_batch", 2},
+                             {"tp", 4}};
+  EXPECT_EQ(row_bytes(*estimate(resolved(settings), {.explain = false}), "TP all-gather buffer"),
+            int64_t{8192} * 4096 * 2);
+  settings["tp"] = 8;
+  EXPECT_EQ(row_bytes(*estimate(resolved(settings), {.explain = false}), "TP all-gather buffer"),
+            int64_t{8192} * 4096 * 2);
+  // No all-gather without sequence parallelism or TP; no buffer when the gathered input is
+  // saved instead (each linear allocates its own, counted in the activations).
+  settings["sequence_parallel"] = false;
+  EXPECT_EQ(row_bytes(*estimate(resolved(settings), {.explain = false}), "TP all-gather buffer"),
+            -1);
+  settings.erase("sequence_parallel");
+  settings["sp_saves_gathered_inputs"] = true;
+  EXPECT_EQ(row_bytes(*estimate(resolved(settings), {.explain = false}), "TP all-gather buffer"),
+            -1);
+  settings.erase("sp_saves_gathered_inputs");
+  settings["tp"] = 1;
+  EXPECT_EQ(row_bytes(*estimate(resolved(settings), {.explain = false}), "TP all-gather buffer"),
+            -1);
+  // Megatron re-gathers into a fresh tensor: no persistent buffer.
+  settings["tp"] = 4;
+  settings["framework"] = "megatron";
+  EXPECT_EQ(row_bytes(*estimate(resolved(settings), {.explain = false}), "TP all-gather buffer"),
+            -1);
+}
+
+TEST(Frameworks, SavedGatheredInputsCanBeSetOverThePreset) {
+  // nanotron with tp_recompute_allgather: false saves each column-parallel input gathered:
+  // the layers' activations grow, the persistent buffer goes.
+  nlohmann::json settings = {{"model", "Llama-3.1-8B"}, {"framework", "nanotron"}, {"tp", 8}};
+  const Estimate sharded = *estimate(resolved(settings), {.explain = false});
+  settings["sp_saves_gathered_inputs"] = true;
+  const Estimate gathered = *estimate(resolved(settings), {.explain = false});
+  EXPECT_GT(row_bytes(gathered, "activations"), row_bytes(sharded, "activations"));
 }
 
 TEST(Frameworks, DeepSpeedBucketsOnlyWithZeroAndDataParallelism) {

@@ -163,6 +163,7 @@ json conventions_json(const Scenario& s) {
           {"fsdp_mixed_precision", c.fsdp_mixed_precision},
           {"pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs},
           {"mha_keeps_packed_qkv", c.mha_keeps_packed_qkv},
+          {"tp_allgather_buffer", c.tp_allgather_buffer},
           {"compute_balanced_split", s.parallel.compute_balanced_split}};
 }
 

@@ -162,6 +162,12 @@ constexpr OptionSpec kOptions[] = {
      "the pipeline engine keeps what a stage sent until its backward", ""},
     {"mha_keeps_packed_qkv", K::kBool, "framework", "false",
      "with MHA, the packed Q|K|V buffer stays alive beside the K|V copy flash attention saves", ""},
+    {"sp_saves_gathered_inputs", K::kBool, "framework", "false",
+     "with sequence parallelism, column-parallel linears save their all-gathered input "
+     "(nanotron tp_recompute_allgather: false) instead of the sequence shard",
+     ""},
+    {"tp_allgather_buffer", K::kBool, "framework", "false (true: nanotron)",
+     "a persistent n·h buffer for the sequence-parallel all-gathers (nanotron MemoryBuffer)", ""},
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
     {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
@@ -549,7 +555,9 @@ std::optional<Error> read_conventions(const Reader& r, Conventions& c) {
     return Error{"zero3_live_params", std::to_string(c.zero3_live_params), "0 to 2^50 parameters",
                  ""};
   if (auto e = r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs)) return e;
-  return r.boolean("mha_keeps_packed_qkv", c.mha_keeps_packed_qkv);
+  if (auto e = r.boolean("mha_keeps_packed_qkv", c.mha_keeps_packed_qkv)) return e;
+  if (auto e = r.boolean("sp_saves_gathered_inputs", c.sp_saves_gathered_inputs)) return e;
+  return r.boolean("tp_allgather_buffer", c.tp_allgather_buffer);
 }
 
 std::optional<Error> read_overheads(const Reader& r, Overheads& o) {

@@ -126,6 +126,8 @@ export const LABELS: Record<string, string> = {
   fsdp_mixed_precision: 'FSDP mixed precision',
   pipeline_keeps_stage_outputs: 'Pipeline keeps sent outputs',
   mha_keeps_packed_qkv: 'MHA keeps packed Q|K|V buffer',
+  sp_saves_gathered_inputs: 'SP linears save gathered inputs',
+  tp_allgather_buffer: 'Persistent TP all-gather buffer',
   zero3_live_params: 'ZeRO-3 live parameters (DeepSpeed)',
   framework: 'Training framework',
 };
