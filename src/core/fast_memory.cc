@@ -193,10 +193,8 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
     g.largest_unit = std::max(g.largest_unit, embedding);
   }
   if (group.has_head) {
-    const bool head_copy = !m.tied_embeddings || !group.has_embedding;
-    const bool mtp_embedding = m.mtp_layers > 0 && !m.tied_embeddings && !group.has_embedding;
     const Wide head =
-        (head_copy ? vocab_shard : 0) + (mtp_embedding ? vocab_shard : 0) + counts_.final_norm;
+        head_vocab_matrices(m, group.has_embedding) * vocab_shard + counts_.final_norm;
     g.dense += head;
     g.non_matrix += head;
     g.largest_unit = std::max(g.largest_unit, head);

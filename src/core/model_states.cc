@@ -41,14 +41,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     g.largest_unit = std::max(g.largest_unit, embedding);
   }
   if (rank.has_head) {
-    // Tied embeddings need a copy on the last stage when it is not also the first (Megatron
-    // keeps it in sync with an all-reduce over the embedding group). Multi-token prediction
-    // embeds the shifted tokens on the last stage, so there an untied model holds the
-    // embedding too (Megatron GPTModel builds it when mtp_process).
-    const bool head_copy = !m.tied_embeddings || !rank.has_embedding;
-    const bool mtp_embedding = m.mtp_layers > 0 && !m.tied_embeddings && !rank.has_embedding;
-    const Wide head =
-        (head_copy ? vocab_shard : 0) + (mtp_embedding ? vocab_shard : 0) + counts.final_norm;
+    const Wide head = head_vocab_matrices(m, rank.has_embedding) * vocab_shard + counts.final_norm;
     g.dense += head;
     g.non_matrix += head;
     g.largest_unit = std::max(g.largest_unit, head);

@@ -23,6 +23,17 @@ struct GpuParams {
 };
 GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLayout& rank);
 
+// Vocabulary-sized matrices (V/t·h each) the last stage holds beside the final norm: the LM head
+// unless it is tied to an embedding on this same stage (Megatron keeps a tied copy on a last
+// stage that is not also the first, in sync over the embedding group), plus, for multi-token
+// prediction in an untied model, the embedding of the shifted tokens (Megatron GPTModel builds
+// it when mtp_process).
+inline Wide head_vocab_matrices(const ModelConfig& m, bool stage_has_embedding) {
+  const bool head = !m.tied_embeddings || !stage_has_embedding;
+  const bool mtp_embedding = m.mtp_layers > 0 && !m.tied_embeddings && !stage_has_embedding;
+  return Wide{head} + Wide{mtp_embedding};
+}
+
 // Parameters a ZeRO-3/FSDP rank holds all-gathered: the unit in use and the prefetched ones,
 // or, with a live-parameter budget (Conventions::zero3_live_params, > 0), up to that budget but
 // never more than the rank's own unsharded parameters.
