@@ -219,11 +219,9 @@ Scenario megatron_scenario(const CsvRow& r, const TestArgs& args) {
   // --fp8-format/--fp8-recipe (Megatron's default recipe is delayed scaling);
   // --fp8-param-gather: fp8 primary weights.
   if (!r["fp8_format"].empty()) {
-    const std::string& recipe = r["fp8_recipe"];
-    t.fp8 = recipe == "tensorwise"  ? Fp8Recipe::kTensorwise
-            : recipe == "blockwise" ? Fp8Recipe::kBlockwise
-            : recipe == "mxfp8"     ? Fp8Recipe::kMxfp8
-                                    : Fp8Recipe::kDelayed;
+    t.fp8 = Fp8Recipe::kDelayed;
+    for (size_t i = 1; i < kFp8RecipeNames.size(); ++i)
+      if (r["fp8_recipe"] == kFp8RecipeNames[i]) t.fp8 = static_cast<Fp8Recipe>(i);
     t.fp8_params = arg_or(args, "--fp8-param-gather", "false") == "true";
   }
   // Transformer Engine keeps a 32 MiB cuBLAS workspace of its own beside PyTorch's two.
