@@ -79,11 +79,11 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   // gathered inputs, all-gather buffer and compute-cost split, CUDA-graph pools and fine-tuning go
   // through estimate() itself.
   const Conventions& conv = base.conventions;
-  m.conventions_modelled_ =
-      !conv.ddp_bucket_copy && !conv.autocast_weight_cache && conv.comm_bucket_elements == 0 &&
-      !conv.optimizer_foreach_temporaries && !conv.sp_saves_gathered_inputs &&
-      !conv.tp_allgather_buffer && !base.parallel.compute_balanced_split &&
-      !finetune_active(base.finetune) && !base.overheads.per_layer_cuda_graphs;
+  m.conventions_modelled_ = !conv.ddp_bucket_copy && !conv.autocast_weight_cache &&
+                            conv.comm_bucket_elements == 0 && !conv.optimizer_foreach_temporaries &&
+                            !conv.tp_allgather_buffer && !base.parallel.compute_balanced_split &&
+                            !finetune_active(base.finetune) &&
+                            !base.overheads.per_layer_cuda_graphs;
   const ModelConfig& model = base.model;
   const size_t layers = static_cast<size_t>(model.num_layers);
   m.prefix_.assign(layers + 1, {});
@@ -301,6 +301,12 @@ int64_t FastMemoryModel::padded_vocab_of(int64_t tp) const {
   return (base_.model.vocab + multiple - 1) / multiple * multiple;
 }
 
+Wide FastMemoryModel::column_input_divisor(const Parallelism& par) const {
+  const bool sequence_parallel = par.sequence_parallel && par.tp > 1;
+  if (!sequence_parallel || base_.conventions.sp_saves_gathered_inputs) return 1;
+  return par.tp;
+}
+
 Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_batch,
                                         Recompute recompute, bool moe_layer) const {
   const ModelConfig& m = base_.model;
@@ -312,6 +318,7 @@ Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_ba
   const Wide a = m.num_heads;
   const Wide mlp_factor = m.mlp == MlpKind::kGated ? base_.conventions.gated_mlp_tensors : 2;
   const Wide hidden_input = n * h * b / t_sp;
+  const Wide t_in = column_input_divisor(par);
   if (recompute == Recompute::kSelectiveOp) {  // activations.cc op_level_checkpointed_layer
     const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
     Wide kept =
@@ -323,7 +330,7 @@ Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_ba
   // activations.cc add_linear_input, add_attention_output, add_mlp_intermediates.
   const Fp8Recipe recipe = tr.fp8;
   const bool fp8 = recipe != Fp8Recipe::kNone;
-  const Wide linear_input = fp8 ? fp8_activation_bytes(n * h / t_sp, recipe) : hidden_input;
+  const Wide linear_input = fp8 ? fp8_activation_bytes(n * h / t_in, recipe) : n * h * b / t_in;
   auto attention_output = [&](Wide width) {
     const Wide kept = n * width * b / t;
     return fp8 ? kept + fp8_activation_bytes(n * width / t, recipe) : kept;
@@ -392,7 +399,7 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
   out.moe_layer = m.is_moe() ? layer_activations(par, micro_batch, recompute, true) : 0;
   out.layer_input = n * h * b / t_sp;
   out.embedding = tr.dropout ? n * h / t_sp : 0;
-  out.head = 2 * (n * h * b / t_sp);
+  out.head = n * h * b / t_sp + n * h * b / column_input_divisor(par);
   const Wide vocab_shard = ceil_div(padded_vocab_of(par.tp), t);
   const Wide loss_extra = std::max<Wide>(base_.conventions.loss_bytes_per_logit - b, 0);
   out.logits = n * vocab_shard * b + n * vocab_shard * loss_extra;

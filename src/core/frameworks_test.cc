@@ -45,6 +45,7 @@ TEST(Frameworks, EachPresetSetsItsConventions) {
   EXPECT_EQ(titan.parallel.fsdp, FsdpMode::kFullShard);
   EXPECT_EQ(titan.training.param_dtype, DType::kFp32);
   EXPECT_FALSE(titan.training.master_weights);
+  EXPECT_TRUE(titan.conventions.sp_saves_gathered_inputs);
   const Scenario ds = resolved({{"model", "Llama-3.1-8B"}, {"framework", "DeepSpeed"}});
   EXPECT_EQ(ds.parallel.zero, 2);
   EXPECT_EQ(ds.conventions.comm_bucket_elements, 500'000'000);
@@ -116,6 +117,31 @@ TEST(Frameworks, SavedGatheredInputsCanBeSetOverThePreset) {
   const int64_t input = int64_t{4096} * 4096 * 2;
   EXPECT_EQ(row_bytes(gathered, "activations") - row_bytes(sharded, "activations"),
             32 * 2 * (input - input / 8));
+}
+
+TEST(Frameworks, TorchtitanTensorParallelKeepsTheReplicatedInputsOfItsColumnLinears) {
+  // torchtitan's PrepareModuleInput redistributes the norm outputs to Replicate before wq/wk/wv
+  // and w1/w3, and the output projection gathers its input too: Llama-3.1-8B at tp 8 over 64
+  // GPUs, seq 8192, micro-batch 2, full recompute, so outside the layer being recomputed only
+  // the LM head's input is stored gathered.
+  nlohmann::json settings = {{"model", "Llama-3.1-8B"},
+                             {"framework", "torchtitan"},
+                             {"tp", 8},
+                             {"gpus", 64},
+                             {"seq_len", 8192},
+                             {"micro_batch", 2},
+                             {"recompute", "full"}};
+  const Estimate titan = *estimate(resolved(settings), {.explain = false});
+  settings["sp_saves_gathered_inputs"] = false;
+  const Estimate sharded = *estimate(resolved(settings), {.explain = false});
+  ASSERT_EQ(titan.stages.front().peak_phase, "forward/backward");
+  const int64_t input = int64_t{2 * 8192} * 4096 * 2;
+  EXPECT_EQ(row_bytes(titan, "final norm + LM head inputs") -
+                row_bytes(sharded, "final norm + LM head inputs"),
+            input - input / 8);
+  // The layer being recomputed holds the QKV and MLP inputs gathered as well.
+  EXPECT_EQ(row_bytes(titan, "recompute working set") - row_bytes(sharded, "recompute working set"),
+            2 * (input - input / 8));
 }
 
 TEST(Frameworks, DeepSpeedBucketsOnlyWithZeroAndDataParallelism) {

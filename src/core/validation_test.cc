@@ -18,8 +18,8 @@ const ValidationReport& report() {
 
 TEST(Validation, EveryMeasuredRowIsComparedOrVisiblySkipped) {
   // 116 Megatron rows × 2 quantities + 1,758 Ultra-Scale runs + 1,529 crashed runs.
-  // ... + 2 published torchtitan runs.
-  EXPECT_EQ(report().rows.size(), 116u * 2 + 1758 + 1529 + 2);
+  // ... + 18 published torchtitan runs.
+  EXPECT_EQ(report().rows.size(), 116u * 2 + 1758 + 1529 + 18);
   for (const ValidationRow& row : report().rows) {
     if (row.skipped) {
       EXPECT_FALSE(row.reason.empty()) << row.id;
@@ -93,14 +93,23 @@ TEST(Validation, FeaturesNamedOnlyInTheTestNameAreModelledOrSkipped) {
 }
 
 TEST(Validation, PublishedTorchtitanRunsArePredictedWithItsConventions) {
-  int compared = 0;
+  // torchtitan's Dec 2024 page: FSDP (8 and 128 GPUs), FSDP + CP, and FSDP + TP on the 70B are
+  // predicted; torch.compile under selective checkpointing and every pipeline-parallel run are
+  // skipped, each saying why.
+  int compared = 0, skipped_compile = 0, skipped_pipeline = 0;
   for (const ValidationRow& row : report().rows) {
     if (row.dataset != "torchtitan") continue;
-    ASSERT_FALSE(row.skipped) << row.id << ": " << row.reason;
-    EXPECT_LT(std::abs(row.error_pct()), 5) << row.id;  // 82.4 and 67.0 GiB reserved
+    if (row.skipped) {
+      skipped_compile += row.reason.find("torch.compile") != std::string::npos;
+      skipped_pipeline += row.reason.find("pipeline parallelism") != std::string::npos;
+      continue;
+    }
+    EXPECT_LT(std::abs(row.error_pct()), 10) << row.id;
     ++compared;
   }
-  EXPECT_EQ(compared, 2);
+  EXPECT_EQ(compared, 8);
+  EXPECT_EQ(skipped_compile, 4);
+  EXPECT_EQ(skipped_pipeline, 6);
 }
 
 TEST(Validation, TheUltraScaleNoiseFloorComesFromRunsThatMustAgree) {
