@@ -76,8 +76,8 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   m.counts_ = count_parameters(base.model);
   // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
   // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries), nanotron's
-  // gathered inputs, all-gather buffer and compute-cost split, CUDA-graph pools and fine-tuning go
-  // through estimate() itself.
+  // all-gather buffer and compute-cost split, CUDA-graph pools and fine-tuning go through
+  // estimate() itself.
   const Conventions& conv = base.conventions;
   m.conventions_modelled_ = !conv.ddp_bucket_copy && !conv.autocast_weight_cache &&
                             conv.comm_bucket_elements == 0 && !conv.optimizer_foreach_temporaries &&
