@@ -162,9 +162,10 @@ constexpr OptionSpec kOptions[] = {
      "the pipeline engine keeps what a stage sent until its backward", ""},
     {"mha_keeps_packed_qkv", K::kBool, "framework", "false",
      "with MHA, the packed Q|K|V buffer stays alive beside the K|V copy flash attention saves", ""},
-    {"sp_saves_gathered_inputs", K::kBool, "framework", "false",
+    {"sp_saves_gathered_inputs", K::kBool, "framework", "false (true: torchtitan)",
      "with sequence parallelism, column-parallel linears save their all-gathered input "
-     "(nanotron tp_recompute_allgather: false) instead of the sequence shard",
+     "(torchtitan's TP plan, nanotron tp_recompute_allgather: false) instead of the sequence "
+     "shard",
      ""},
     {"tp_allgather_buffer", K::kBool, "framework", "false (true: nanotron)",
      "a persistent n·h buffer for the sequence-parallel all-gathers (nanotron MemoryBuffer)", ""},
