@@ -12,6 +12,7 @@
 #include "core/pipeline.h"
 #include "core/term.h"
 #include "core/validate.h"
+#include "vramplan/frameworks.h"
 #include "vramplan/precision.h"
 #include "vramplan/uncertainty.h"
 
@@ -595,6 +596,13 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
         "fp8 follows Transformer Engine as Megatron runs it (fp8 casts of linear inputs, weight "
         "casts cached across microbatches); other fp8 stacks such as torchao differ "
         "(docs/fp8.md)");
+  const bool params_sharded =
+      p.zero == 3 || p.fsdp == FsdpMode::kFullShard || p.fsdp == FsdpMode::kHybridShard;
+  if (s.framework_id == static_cast<int>(Framework::kTorchtitan) && p.pp > 1 && params_sharded)
+    est.warnings.push_back(
+        "torchtitan with pipeline parallelism keeps each stage's FSDP parameters unsharded and "
+        "accumulates unsharded fp32 gradients over the microbatches; this estimate counts one "
+        "unit gathered, so it is low (docs/frameworks.md, Known gaps)");
   if (s.overheads.per_layer_cuda_graphs)
     est.warnings.push_back(
         "CUDA-graph pools are NeMo's measured ~20% of the layer activations, not a mechanism: "

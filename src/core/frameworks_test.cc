@@ -144,6 +144,24 @@ TEST(Frameworks, TorchtitanTensorParallelKeepsTheReplicatedInputsOfItsColumnLine
             2 * (input - input / 8));
 }
 
+TEST(Frameworks, TorchtitanPipelineWithFsdpWarnsThatTheEstimateIsLow) {
+  auto warns = [](const nlohmann::json& settings) {
+    const Estimate e = *estimate(resolved(settings), {.explain = false});
+    for (const std::string& w : e.warnings)
+      if (w.find("unsharded") != std::string::npos) return true;
+    return false;
+  };
+  nlohmann::json settings = {{"model", "Llama-3.1-8B"},
+                             {"framework", "torchtitan"},
+                             {"gpus", 16},
+                             {"pp", 2},
+                             {"global_batch", 32}};
+  EXPECT_TRUE(warns(settings));
+  settings["fsdp"] = "none";
+  EXPECT_FALSE(warns(settings));
+  EXPECT_FALSE(warns({{"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}, {"gpus", 16}}));
+}
+
 TEST(Frameworks, DeepSpeedBucketsOnlyWithZeroAndDataParallelism) {
   const Scenario s = resolved({{"model", "Llama-3.1-8B"}, {"framework", "deepspeed"}, {"gpus", 8}});
   EXPECT_EQ(row_bytes(*estimate(s, {.explain = false}), "communication buckets"),
