@@ -52,14 +52,15 @@ Dims dims_of(const Scenario& s) {
   const Parallelism& par = s.parallel;
   const Wide t = par.tp;
   const Wide t_sp = (par.sequence_parallel && par.tp > 1) ? t : Wide{1};
-  const bool gathered = t_sp > 1 && s.conventions.sp_saves_gathered_inputs;
+  const Wide t_in = column_input_divisor(par, s.conventions);
+  const bool gathered = t_in != t_sp;
   return Dims{s.training.fp8 != Fp8Recipe::kNone,
               s.training.fp8,
               tokens_per_rank(s),
               s.model.hidden,
               t,
               t_sp,
-              gathered ? Wide{1} : t_sp,
+              t_in,
               bytes_of(1, s.training.activation_dtype),
               gathered ? "n·h·B (all-gathered)" : "n·h·B/t_sp"};
 }

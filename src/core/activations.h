@@ -15,6 +15,15 @@ Wide fp8_activation_bytes(Wide values, Fp8Recipe recipe);
 // byte per 32 values.
 Wide fp8_weight_bytes(Wide params, Fp8Recipe recipe);
 
+// What a column-parallel linear's saved input is divided by: t with sequence parallelism,
+// unless the framework saves the all-gathered input (Conventions::sp_saves_gathered_inputs);
+// 1 without sequence-parallel TP.
+inline Wide column_input_divisor(const Parallelism& par, const Conventions& conv) {
+  const bool sequence_parallel = par.sequence_parallel && par.tp > 1;
+  if (!sequence_parallel || conv.sp_saves_gathered_inputs) return 1;
+  return par.tp;
+}
+
 // Tokens of one microbatch on one context-parallel rank: n = s·b/c.
 Wide tokens_per_rank(const Scenario& s);
 

@@ -596,9 +596,8 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
         "fp8 follows Transformer Engine as Megatron runs it (fp8 casts of linear inputs, weight "
         "casts cached across microbatches); other fp8 stacks such as torchao differ "
         "(docs/fp8.md)");
-  const bool params_sharded =
-      p.zero == 3 || p.fsdp == FsdpMode::kFullShard || p.fsdp == FsdpMode::kHybridShard;
-  if (s.framework_id == static_cast<int>(Framework::kTorchtitan) && p.pp > 1 && params_sharded)
+  if (s.framework_id == static_cast<int>(Framework::kTorchtitan) && p.pp > 1 &&
+      sharding_of(p).params)
     est.warnings.push_back(
         "torchtitan with pipeline parallelism keeps each stage's FSDP parameters unsharded and "
         "accumulates unsharded fp32 gradients over the microbatches; this estimate counts one "

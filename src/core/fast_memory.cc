@@ -301,12 +301,6 @@ int64_t FastMemoryModel::padded_vocab_of(int64_t tp) const {
   return (base_.model.vocab + multiple - 1) / multiple * multiple;
 }
 
-Wide FastMemoryModel::column_input_divisor(const Parallelism& par) const {
-  const bool sequence_parallel = par.sequence_parallel && par.tp > 1;
-  if (!sequence_parallel || base_.conventions.sp_saves_gathered_inputs) return 1;
-  return par.tp;
-}
-
 Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_batch,
                                         Recompute recompute, bool moe_layer) const {
   const ModelConfig& m = base_.model;
@@ -318,7 +312,7 @@ Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_ba
   const Wide a = m.num_heads;
   const Wide mlp_factor = m.mlp == MlpKind::kGated ? base_.conventions.gated_mlp_tensors : 2;
   const Wide hidden_input = n * h * b / t_sp;
-  const Wide t_in = column_input_divisor(par);
+  const Wide t_in = column_input_divisor(par, base_.conventions);
   if (recompute == Recompute::kSelectiveOp) {  // activations.cc op_level_checkpointed_layer
     const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
     Wide kept =
@@ -399,7 +393,7 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
   out.moe_layer = m.is_moe() ? layer_activations(par, micro_batch, recompute, true) : 0;
   out.layer_input = n * h * b / t_sp;
   out.embedding = tr.dropout ? n * h / t_sp : 0;
-  out.head = n * h * b / t_sp + n * h * b / column_input_divisor(par);
+  out.head = n * h * b / t_sp + n * h * b / column_input_divisor(par, base_.conventions);
   const Wide vocab_shard = ceil_div(padded_vocab_of(par.tp), t);
   const Wide loss_extra = std::max<Wide>(base_.conventions.loss_bytes_per_logit - b, 0);
   out.logits = n * vocab_shard * b + n * vocab_shard * loss_extra;

@@ -137,8 +137,6 @@ class FastMemoryModel {
   Wide layer_activations(const Parallelism& parallel, int64_t micro_batch, Recompute recompute,
                          bool moe_layer) const;
   int64_t padded_vocab_of(int64_t tp) const;
-  // activations.cc Dims::t_in: what a column-parallel linear's saved input is divided by.
-  Wide column_input_divisor(const Parallelism& parallel) const;
   void add_rank(const Parallelism& parallel, int64_t rank, PipelineShape& out) const;
 
   Scenario base_;
