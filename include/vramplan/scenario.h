@@ -205,6 +205,14 @@ struct Conventions {
   // (MemoryBuffer "allgather", parallel/utils.py) that grows to the largest input, n·h, and is
   // never freed. Only with TP > 1, sequence parallelism and sharded saved inputs.
   bool tp_allgather_buffer = false;
+  // FSDP under pipeline parallelism as torchtitan runs it: each stage's parameters stay
+  // all-gathered from their first forward to their last microbatch's backward
+  // (parallelize_llama.py apply_fsdp: reshard_after_forward=False with PP), and the backward
+  // accumulates unsharded gradients, upcast to the reduce dtype, over the microbatches before
+  // one reduce-scatter (torch.distributed.pipelining stage.py backward_maybe_with_nosync:
+  // set_requires_gradient_sync(False) and set_reshard_after_backward(False) until the last
+  // backward; FSDP2 to_accumulated_grad_if_needed). Only with pp > 1 and sharded parameters.
+  bool pipeline_fsdp_unsharded = false;
 };
 
 struct Scenario {
@@ -231,6 +239,12 @@ inline bool holds_kv_twice(const Scenario& s) {
 inline bool has_tp_allgather_buffer(const Scenario& s) {
   return s.conventions.tp_allgather_buffer && s.parallel.tp > 1 && s.parallel.sequence_parallel &&
          !s.conventions.sp_saves_gathered_inputs;
+}
+
+// Whether a pipeline stage keeps its FSDP parameters and gradients unsharded through the step
+// (Conventions::pipeline_fsdp_unsharded); `params_sharded` is Sharding::params.
+inline bool keeps_stage_unsharded(const Conventions& c, const Parallelism& p, bool params_sharded) {
+  return c.pipeline_fsdp_unsharded && p.pp > 1 && params_sharded;
 }
 
 // The vocabulary as the framework allocates it: V rounded up to vocab_pad_multiple · tp.

@@ -55,6 +55,12 @@ constexpr const char* kSourceFp8Weights =
 constexpr const char* kSourceCudaGraphs =
     "NeMo docs/source/features/optimizations/cudagraphs.md (Megatron CudaGraphManager): per-layer "
     "graphs keep forward temporaries, ~20% more activation memory";
+constexpr const char* kSourceUnshardedStage =
+    "torchtitan parallelize_llama.py apply_fsdp (reshard_after_forward=False with PP); "
+    "torch.distributed.pipelining stage.py backward_maybe_with_nosync "
+    "(set_requires_gradient_sync(False) until the last backward); FSDP2 fsdp_param.py "
+    "to_accumulated_grad_if_needed (reduce-dtype accumulation)";
+constexpr const char* kUnshardedStageRow = "unsharded params + grads";
 constexpr const char* kSourceContext = "CUDA context and kernels (FORMULAS.md §5: 0.3–1.3 GiB)";
 constexpr const char* kSourceNccl =
     "Fujii et al. 2024 (arXiv 2411.06465): ~0.5 GB of NCCL buffers per parallel dimension";
@@ -90,6 +96,7 @@ struct Context {
   Term dense_layer;  // activations of one dense layer, one microbatch
   Term moe_layer;    // ... of one MoE layer
   Term layer_input;  // what a fully recomputed layer keeps
+  int64_t microbatches;
   bool explain;
 };
 
@@ -165,20 +172,28 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
   }
   t.layer_activations = row_bytes(stage, "activations");
   const int64_t all_tensors = t.forward_backward;
-  const bool grads_absent = c.s.conventions.lazy_gradients && microbatches == 1;
+  // A stage kept unsharded (add_unsharded_stage) creates its sharded gradients only with the
+  // reduce-scatter after the last backward, and frees its gathered parameters and unsharded
+  // gradients there: the former are absent from the forward/backward, the latter from the step.
+  const bool unsharded_stage =
+      keeps_stage_unsharded(c.s.conventions, c.s.parallel, c.sharding.params);
+  const bool grads_absent =
+      c.s.conventions.lazy_gradients && (microbatches == 1 || unsharded_stage);
   if (grads_absent) t.forward_backward -= row_bytes(stage, "gradients");
   const bool adam = c.s.training.optimizer == Optimizer::kAdamW;
   const int64_t temporaries = c.s.conventions.optimizer_foreach_temporaries && adam
                                   ? row_bytes(stage, "optimizer states") / 2
                                   : 0;
-  t.optimizer_step = all_tensors - activations + temporaries;
+  t.optimizer_step = all_tensors - activations - row_bytes(stage, kUnshardedStageRow) + temporaries;
   t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
   stage.peak_phase = "forward/backward";
   if (t.optimizer_step <= t.forward_backward && grads_absent) {
     std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
   }
   if (t.optimizer_step > t.forward_backward) {
-    std::erase_if(stage.rows, is_activation_row);
+    std::erase_if(stage.rows, [](const Row& r) {
+      return is_activation_row(r) || r.component == kUnshardedStageRow;
+    });
     Term temp{temporaries, c.explain
                                ? fmt::format("Adam's sqrt(v) copy: optimizer states {} / 2",
                                              short_bytes(row_bytes(stage, "optimizer states")))
@@ -255,6 +270,36 @@ void add_weights(const Context& c, const GpuParams& g, StageBuilder& out) {
   out.add("fp8 weight copies", std::move(cast), CountsToward::kAllocated, kSourceFp8Weights);
 }
 
+// Conventions::pipeline_fsdp_unsharded: the stage's parameters stay gathered in the compute
+// dtype, and its gradients accumulate unsharded in the reduce dtype, beside the gradient of the
+// unit being computed, until the last microbatch's backward. When all microbatches fit one
+// round of an interleaved schedule (m <= pp), each chunk runs all its backwards in a row and
+// reduce-scatters before the next starts: only the rank's last chunk, the first to run
+// backward while every activation is still alive, holds unsharded gradients at the peak.
+void add_unsharded_stage(const Context& c, const GpuParams& g, StageBuilder& out) {
+  const Training& tr = c.s.training;
+  const Parallelism& par = c.s.parallel;
+  const bool mixed = c.s.conventions.fsdp_mixed_precision;
+  const Wide params = g.dense + g.expert;
+  const bool one_round = par.vpp > 1 && c.microbatches <= par.pp;
+  const Wide grads = one_round ? g.last_chunk : params;
+  const DType gather = mixed ? tr.activation_dtype : tr.param_dtype;
+  const DType accumulate = mixed ? tr.reduce_dtype : tr.grad_dtype;
+  const Wide compute_grad = bytes_of(1, mixed ? tr.activation_dtype : tr.grad_dtype);
+  Term t{ceil_div(params * bits_of(gather), 8) + ceil_div(grads * bits_of(accumulate), 8) +
+             compute_grad * g.largest_unit,
+         ""};
+  if (c.explain)
+    t.formula = fmt::format(
+        "{} params × {} B ({}) + {} × {} B accumulated gradients ({}) + {}·{} B gradient of the "
+        "unit computing",
+        group_digits(params), bytes_of(1, gather), dtype_name(gather),
+        one_round ? fmt::format("last chunk {}", group_digits(grads)) : group_digits(grads),
+        bytes_of(1, accumulate), dtype_name(accumulate), group_digits(g.largest_unit),
+        static_cast<int64_t>(compute_grad));
+  out.add(kUnshardedStageRow, std::move(t), CountsToward::kAllocated, kSourceUnshardedStage);
+}
+
 void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
   const Training& tr = c.s.training;
   const Sharding& sh = c.sharding;
@@ -282,7 +327,9 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
   if (c.explain) opt.formula += fmt::format(", P = {}", opt_shard.text);
   out.add("optimizer states", std::move(opt), CountsToward::kAllocated, kSourceStates);
 
-  if (sh.params) {
+  if (keeps_stage_unsharded(c.s.conventions, c.s.parallel, sh.params)) {
+    add_unsharded_stage(c, g, out);
+  } else if (sh.params) {
     // One unit being computed plus those prefetched are all-gathered in full, and one unit's
     // unsharded gradients wait for their reduce-scatter. A mixed-precision policy gathers the
     // compute-dtype cast and reduces a reduce-dtype copy of the compute-dtype gradients.
@@ -596,12 +643,6 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
         "fp8 follows Transformer Engine as Megatron runs it (fp8 casts of linear inputs, weight "
         "casts cached across microbatches); other fp8 stacks such as torchao differ "
         "(docs/fp8.md)");
-  if (s.framework_id == static_cast<int>(Framework::kTorchtitan) && p.pp > 1 &&
-      sharding_of(p).params)
-    est.warnings.push_back(
-        "torchtitan with pipeline parallelism keeps each stage's FSDP parameters unsharded and "
-        "accumulates unsharded fp32 gradients over the microbatches; this estimate counts one "
-        "unit gathered, so it is low (docs/frameworks.md, Known gaps)");
   if (s.overheads.per_layer_cuda_graphs)
     est.warnings.push_back(
         "CUDA-graph pools are NeMo's measured ~20% of the layer activations, not a mechanism: "
@@ -624,6 +665,7 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
                   layer_activations(s, false, explain),
                   s.model.is_moe() ? layer_activations(s, true, explain) : Term{},
                   recomputed_layer_input(s, explain),
+                  est.microbatches,
                   explain};
 
   std::vector<StageEstimate> ranks;

@@ -22,9 +22,11 @@ bool same_params(const LayerParams& a, const LayerParams& b) {
 }
 
 bool same_content(const RankGroup& a, const RankGroup& b) {
-  return a.class_layers == b.class_layers && a.has_embedding == b.has_embedding &&
-         a.has_head == b.has_head && a.stored_dense == b.stored_dense &&
-         a.stored_moe == b.stored_moe && a.full_dense == b.full_dense && a.full_moe == b.full_moe &&
+  return a.class_layers == b.class_layers &&
+         a.last_chunk_class_layers == b.last_chunk_class_layers &&
+         a.has_embedding == b.has_embedding && a.has_head == b.has_head &&
+         a.stored_dense == b.stored_dense && a.stored_moe == b.stored_moe &&
+         a.full_dense == b.full_dense && a.full_moe == b.full_moe &&
          a.full_recomputed == b.full_recomputed;
 }
 
@@ -127,7 +129,11 @@ void FastMemoryModel::add_rank(const Parallelism& par, int64_t rank, PipelineSha
     const int64_t size = std::max<int64_t>(span.size, 0);
     const size_t begin = static_cast<size_t>(span.start);
     const size_t end = static_cast<size_t>(span.start + size);
-    for (int c = 0; c < classes_; ++c) g.class_layers[c] += prefix_[end][c] - prefix_[begin][c];
+    for (int c = 0; c < classes_; ++c) {
+      const int64_t count = prefix_[end][c] - prefix_[begin][c];
+      g.class_layers[c] += count;
+      if (k == par.vpp - 1) g.last_chunk_class_layers[c] = count;
+    }
     const int64_t moe = moe_prefix_[end] - moe_prefix_[begin];
     g.stored_moe += moe;
     g.stored_dense += size - moe;
@@ -184,6 +190,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
     g.expert += count * share.expert;
     g.non_matrix += count * share.non_matrix;
     g.largest_unit = std::max(g.largest_unit, share.dense + share.expert);
+    g.last_chunk += group.last_chunk_class_layers[c] * (share.dense + share.expert);
   }
   const Wide vocab_shard = ceil_div(padded_vocab_of(par.tp), par.tp) * m.hidden;
   if (group.has_embedding) {
@@ -192,6 +199,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
     g.non_matrix += embedding;
     g.largest_unit = std::max(g.largest_unit, embedding);
   }
+  const Wide before_head = g.dense + g.expert;
   if (group.has_head) {
     const Wide head =
         head_vocab_matrices(m, group.has_embedding) * vocab_shard + counts_.final_norm;
@@ -206,6 +214,9 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
       g.non_matrix += m.mtp_layers * share.non_matrix;
     }
   }
+  // model_states.cc gpu_params: the embedding is on the first chunk, the head on the last.
+  g.last_chunk =
+      par.vpp == 1 ? g.dense + g.expert : g.last_chunk + g.dense + g.expert - before_head;
   return g;
 }
 
@@ -243,7 +254,8 @@ Wide FastMemoryModel::gradients_of(const Params& g, const Sharding& sh) const {
   return ceil_div(shard_of(g, sh, sh.grads) * bits_of(grad_type), 8);
 }
 
-Wide FastMemoryModel::states_of(const Params& g, const Sharding& sh, int64_t fsdp_prefetch) const {
+RankStates FastMemoryModel::states_of(const Params& g, const Parallelism& par) const {
+  const Sharding sh = sharding_of(par);
   const Training& tr = base_.training;
   const Wide param_bits = bits_of(tr.param_dtype);
   // estimate.cc add_weights: fp8 casts of the linear weights (parameters are never sharded then).
@@ -253,15 +265,28 @@ Wide FastMemoryModel::states_of(const Params& g, const Sharding& sh, int64_t fsd
                    : ceil_div(shard_of(g, sh, sh.params) * param_bits, 8);
   if (tr.fp8 != Fp8Recipe::kNone)
     total += (tr.fp8_params ? 1 : 2) * fp8_weight_bytes(linear, tr.fp8);
-  total += gradients_of(g, sh);
+  RankStates out;
+  out.gradients = gradients_of(g, sh);
+  total += out.gradients;
   const Wide optimizer_params = shard_of(g, sh, sh.optimizer);
   if (tr.master_weights && tr.param_dtype != DType::kFp32)
     total += ceil_div(optimizer_params * 32, 8);
   const Wide non_matrix = ceil_div(g.non_matrix, sh.optimizer ? sh.dense_group : 1);
   total += optimizer_bytes(optimizer_params, non_matrix);
-  if (sh.params) {
-    const bool mixed = base_.conventions.fsdp_mixed_precision;
-    const Wide units = 1 + fsdp_prefetch;
+  const bool mixed = base_.conventions.fsdp_mixed_precision;
+  if (keeps_stage_unsharded(base_.conventions, par,
+                            sh.params)) {  // estimate.cc add_unsharded_stage
+    const Wide params = g.dense + g.expert;
+    const Wide accumulate_bits = bits_of(mixed ? tr.reduce_dtype : tr.grad_dtype);
+    const Wide all_grads = ceil_div(params * accumulate_bits, 8);
+    out.unsharded_stage = true;
+    out.unsharded = ceil_div(params * bits_of(mixed ? tr.activation_dtype : tr.param_dtype), 8) +
+                    all_grads +
+                    bytes_of(1, mixed ? tr.activation_dtype : tr.grad_dtype) * g.largest_unit;
+    out.one_round_saving = all_grads - ceil_div(g.last_chunk * accumulate_bits, 8);
+    total += out.unsharded;
+  } else if (sh.params) {
+    const Wide units = 1 + par.fsdp_prefetch;
     const Wide gathered = gathered_params(units * g.largest_unit,
                                           base_.conventions.zero3_live_params, g.dense + g.expert);
     const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : param_bits;
@@ -269,28 +294,31 @@ Wide FastMemoryModel::states_of(const Params& g, const Sharding& sh, int64_t fsd
                                   : bytes_of(1, tr.grad_dtype);
     total += ceil_div(gathered * gather_bits, 8) + grad_bytes * g.largest_unit;
   }
-  return total;
+  out.states = total;
+  return out;
 }
 
 void FastMemoryModel::states_bytes(const PipelineShape& shape, const Parallelism& par,
-                                   Wide* out) const {
-  const Sharding sh = sharding_of(par);
-  for (int i = 0; i < shape.groups; ++i)
-    out[i] = states_of(rank_params(shape.group[i], par), sh, par.fsdp_prefetch);
+                                   RankStates* out) const {
+  for (int i = 0; i < shape.groups; ++i) out[i] = states_of(rank_params(shape.group[i], par), par);
 }
 
-void FastMemoryModel::gradient_bytes(const PipelineShape& shape, const Parallelism& par,
-                                     Wide* out) const {
-  const Sharding sh = sharding_of(par);
-  for (int i = 0; i < shape.groups; ++i)
-    out[i] = gradients_of(rank_params(shape.group[i], par), sh);
+Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,
+                                const Parallelism& par) const {
+  const bool one_round = par.vpp > 1 && microbatches <= par.pp;
+  const Wide unsharded = r.unsharded - (one_round ? r.one_round_saving : 0);
+  const Wide states = r.states - r.unsharded + unsharded;
+  const bool grads_absent =
+      base_.conventions.lazy_gradients && (microbatches == 1 || r.unsharded_stage);
+  const Wide forward_backward = states + other - (grads_absent ? r.gradients : 0);
+  const Wide optimizer_step = states - unsharded + base_.overheads.gemm_workspace_bytes;
+  return std::max(forward_backward, optimizer_step);
 }
 
-Wide FastMemoryModel::rank_peak(Wide states, Wide gradients, Wide other,
-                                int64_t microbatches) const {
-  if (!base_.conventions.lazy_gradients || microbatches != 1) return states + other;
-  const Wide activations = other - base_.overheads.gemm_workspace_bytes;
-  return states + other - std::min(gradients, activations);
+Wide FastMemoryModel::states_floor(const RankStates& r) const {
+  const Wide droppable = base_.conventions.lazy_gradients ? r.gradients : 0;
+  return std::max(r.states - r.one_round_saving - droppable, r.states - r.unsharded) +
+         base_.overheads.gemm_workspace_bytes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,14 +506,13 @@ FastPeak FastMemoryModel::evaluate(const Scenario& s) const {
   }
   const int64_t m = microbatches_of(s);
   const ActivationTerms terms = activations(par, s.training.micro_batch, s.training.recompute);
-  std::array<Wide, kMaxRankGroups> states, gradients{};
+  std::array<RankStates, kMaxRankGroups> states;
   states_bytes(shape_of_layout, par, states.data());
-  if (base_.conventions.lazy_gradients) gradient_bytes(shape_of_layout, par, gradients.data());
   FastPeak peak;
   for (int i = 0; i < shape_of_layout.groups; ++i) {
     const Wide other =
         other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute, m);
-    const Wide allocated = rank_peak(states[i], gradients[i], other, m);
+    const Wide allocated = rank_peak(states[i], other, m, par);
     const FastPeak rank = finish(allocated, par);
     if (rank.overflow) return rank;
     if (rank.device_bytes > peak.device_bytes) peak = rank;

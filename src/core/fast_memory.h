@@ -44,6 +44,7 @@ inline constexpr int kMaxRankGroups = 32;
 struct RankGroup {
   int64_t first_rank = 0;
   std::array<int64_t, kMaxLayerClasses> class_layers{};  // decoder layers of each class held
+  std::array<int64_t, kMaxLayerClasses> last_chunk_class_layers{};  // ... in its last chunk
   bool has_embedding = false;
   bool has_head = false;
   // Layers whose activations are stored, without and with full recompute (which keeps only the
@@ -72,6 +73,18 @@ struct ActivationTerms {
   Wide logits = 0;  // logits + cross-entropy copies
 };
 
+// One rank group's model states, split by the phases that drop parts of them (estimate.cc
+// settle_peak_phase).
+struct RankStates {
+  Wide states = 0;     // every model-state row
+  Wide gradients = 0;  // of which the gradient row (absent in some phases with lazy gradients)
+  // Of which the stage kept unsharded (Conventions::pipeline_fsdp_unsharded): absent at the
+  // optimizer step; one_round_saving less when the microbatches fit one interleaved round.
+  bool unsharded_stage = false;
+  Wide unsharded = 0;
+  Wide one_round_saving = 0;
+};
+
 // Decoder layers pipeline chunk `chunk` holds (pipeline.cc's chunk_sizes; negative = none).
 // REQUIRES: validate_pipeline passes for `num_layers` and `parallel`.
 int64_t chunk_layers(int64_t num_layers, const Parallelism& parallel, int64_t chunk);
@@ -95,9 +108,7 @@ class FastMemoryModel {
   PipelineShape shape(const Parallelism& parallel) const;
   // Model-state bytes (weights, gradients, master weights, optimizer states, FSDP/ZeRO-3 gather
   // buffers) on each group's ranks. `out` has shape.groups entries.
-  void states_bytes(const PipelineShape& shape, const Parallelism& parallel, Wide* out) const;
-  // The gradients among those model states; only needed with Conventions::lazy_gradients.
-  void gradient_bytes(const PipelineShape& shape, const Parallelism& parallel, Wide* out) const;
+  void states_bytes(const PipelineShape& shape, const Parallelism& parallel, RankStates* out) const;
   ActivationTerms activations(const Parallelism& parallel, int64_t micro_batch,
                               Recompute recompute) const;
   // Allocated bytes of one group's rank other than model states (activations, head, workspace).
@@ -105,9 +116,12 @@ class FastMemoryModel {
                        const Parallelism& parallel, Recompute recompute,
                        int64_t microbatches) const;
   // One rank's allocated peak from its parts, as estimate.cc picks the larger phase: with lazy
-  // gradients and one microbatch per step the backward holds no gradients and the optimizer
-  // step no activations; otherwise everything is alive in the backward.
-  Wide rank_peak(Wide states, Wide gradients, Wide other, int64_t microbatches) const;
+  // gradients and one microbatch per step (or a stage kept unsharded) the backward holds no
+  // sharded gradients; the optimizer step holds no activations nor unsharded stage.
+  Wide rank_peak(const RankStates& states, Wide other, int64_t microbatches,
+                 const Parallelism& parallel) const;
+  // A lower bound of rank_peak over every activation size and microbatch count.
+  Wide states_floor(const RankStates& states) const;
   // Allocated -> reserved -> device, as estimate.cc adds the allocator pool, CUDA context and
   // NCCL buffers; overflow when the device total passes 2^62.
   FastPeak finish(Wide allocated, const Parallelism& parallel) const;
@@ -126,11 +140,12 @@ class FastMemoryModel {
   };
   struct Params {  // GpuParams of one rank
     Wide dense = 0, expert = 0, non_matrix = 0, largest_unit = 0;
+    Wide last_chunk = 0;  // of dense + expert, in the rank's last model chunk
   };
 
   FastMemoryModel() = default;
   Params rank_params(const RankGroup& group, const Parallelism& parallel) const;
-  Wide states_of(const Params& params, const Sharding& sharding, int64_t fsdp_prefetch) const;
+  RankStates states_of(const Params& params, const Parallelism& parallel) const;
   Wide gradients_of(const Params& params, const Sharding& sharding) const;
   Wide shard_of(const Params& params, const Sharding& sharding, bool sharded) const;
   Wide optimizer_bytes(Wide params, Wide non_matrix) const;

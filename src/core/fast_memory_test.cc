@@ -66,6 +66,7 @@ Scenario random_base(const ModelConfig& model, std::mt19937_64& rng) {
   s.conventions.pipeline_keeps_stage_outputs = coin(rng, 0.3);
   s.conventions.mha_keeps_packed_qkv = coin(rng, 0.3);
   s.conventions.sp_saves_gathered_inputs = coin(rng, 0.3);
+  s.conventions.pipeline_fsdp_unsharded = coin(rng, 0.5);
   s.conventions.zero3_live_params = coin(rng, 0.2) ? pick(rng, {1'000'000'000, 20'000'000}) : 0;
   s.overheads.allocator_fraction = pick(rng, {0.1, 0.0, 0.25, 0.3333});
   s.overheads.gemm_workspace_bytes = pick(rng, {int64_t{64} << 20, int64_t{96} << 20, int64_t{0}});
@@ -159,7 +160,8 @@ std::string describe(const Scenario& s) {
          std::to_string(s.conventions.vocab_pad_multiple) + " G" +
          std::to_string(s.conventions.gated_mlp_tensors) + " L" +
          std::to_string(s.conventions.loss_bytes_per_logit) +
-         (s.conventions.sp_saves_gathered_inputs ? " gathered" : "") + " alloc" +
+         (s.conventions.sp_saves_gathered_inputs ? " gathered" : "") +
+         (s.conventions.pipeline_fsdp_unsharded ? " pp-unsharded" : "") + " alloc" +
          std::to_string(s.overheads.allocator_fraction);
 }
 
@@ -199,6 +201,10 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"packed Q|K|V kept", holds_kv_twice(s)},
       {"tp+sp, gathered linear inputs",
        s.conventions.sp_saves_gathered_inputs && p.tp > 1 && p.sequence_parallel},
+      {"pp stage kept unsharded", keeps_stage_unsharded(s.conventions, p, sharding_of(p).params)},
+      {"pp stage kept unsharded, one interleaved round",
+       keeps_stage_unsharded(s.conventions, p, sharding_of(p).params) && p.vpp > 1 &&
+           microbatches_of(s) <= p.pp},
       {"fp8", s.training.fp8 != Fp8Recipe::kNone && !s.training.fp8_params},
       {"fp8 weights", s.training.fp8_params},
   };

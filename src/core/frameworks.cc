@@ -38,15 +38,17 @@ void torchtitan(Scenario& s) {
   // parameters are the master copy, sharded fp32 gradients, bf16 compute; FeedForward keeps
   // w1·x, w3·x, silu and the product (4); cross_entropy_loss upcasts the logits (2 + 4 + 4).
   // Gradients are set to None after each step; torch.distributed.pipelining's stages keep
-  // their outputs for the backward. Its TP plan (parallelize_llama.py apply_tp) redistributes
-  // the sequence-sharded norm outputs to Replicate before wq/wk/wv, w1/w3 and the output
-  // projection (PrepareModuleInput, ColwiseParallel(input_layouts=Shard(1))), so each of those
-  // linears saves the all-gathered input.
+  // their outputs for the backward, and with PP each stage stays all-gathered and accumulates
+  // unsharded fp32 gradients until its last backward. Its TP plan (parallelize_llama.py apply_tp)
+  // redistributes the sequence-sharded norm outputs to Replicate before wq/wk/wv, w1/w3 and the
+  // output projection (PrepareModuleInput, ColwiseParallel(input_layouts=Shard(1))), so each of
+  // those linears saves the all-gathered input.
   s.parallel.fsdp = FsdpMode::kFullShard;
   s.conventions.sp_saves_gathered_inputs = true;
   s.conventions.fsdp_mixed_precision = true;
   s.conventions.lazy_gradients = true;
   s.conventions.pipeline_keeps_stage_outputs = true;
+  s.conventions.pipeline_fsdp_unsharded = true;
   s.training.param_dtype = DType::kFp32;
   s.training.grad_dtype = DType::kFp32;
   s.training.fp32_grad_accumulation = false;

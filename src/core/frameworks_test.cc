@@ -144,22 +144,59 @@ TEST(Frameworks, TorchtitanTensorParallelKeepsTheReplicatedInputsOfItsColumnLine
             2 * (input - input / 8));
 }
 
-TEST(Frameworks, TorchtitanPipelineWithFsdpWarnsThatTheEstimateIsLow) {
-  auto warns = [](const nlohmann::json& settings) {
-    const Estimate e = *estimate(resolved(settings), {.explain = false});
-    for (const std::string& w : e.warnings)
-      if (w.find("unsharded") != std::string::npos) return true;
-    return false;
-  };
+// Llama-3.1-8B on 16 GPUs with pp 2 (dp 8, FSDP): rank 0 holds 16 layers of 218,112,000
+// parameters and the 525,336,576-parameter embedding (its largest unit), 4,015,128,576 in all.
+constexpr int64_t kRank0Params = 16 * int64_t{218'112'000} + 525'336'576;
+constexpr int64_t kEmbedding = 525'336'576;
+
+int64_t phase_bytes(const StageEstimate& stage, const std::string& name) {
+  for (const Phase& p : stage.phases)
+    if (p.name == name) return p.allocated_bytes;
+  return -1;
+}
+
+TEST(Frameworks, TorchtitanPipelineKeepsEachStageUnshardedWithFp32Gradients) {
   nlohmann::json settings = {{"model", "Llama-3.1-8B"},
                              {"framework", "torchtitan"},
                              {"gpus", 16},
                              {"pp", 2},
                              {"global_batch", 32}};
-  EXPECT_TRUE(warns(settings));
-  settings["fsdp"] = "none";
-  EXPECT_FALSE(warns(settings));
-  EXPECT_FALSE(warns({{"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}, {"gpus", 16}}));
+  const Estimate e = *estimate(resolved(settings), {.explain = false});
+  // bf16 parameters and fp32 accumulated gradients of the whole stage, plus the bf16 gradient
+  // of the unit computing; the sharded gradients only appear with the last reduce-scatter.
+  EXPECT_EQ(row_bytes(e, "unsharded params + grads"), 6 * kRank0Params + 2 * kEmbedding);
+  EXPECT_EQ(row_bytes(e, "gradients"), -1);
+  EXPECT_EQ(row_bytes(e, "unsharded parameter buffers"), -1);
+  // The optimizer step holds the sharded fp32 weights, gradients and Adam states (P/8 each,
+  // Adam twice) and the GEMM workspaces: the stage was resharded by the last backward.
+  const int64_t shard = kRank0Params / 8;
+  EXPECT_EQ(phase_bytes(e.stages.front(), "optimizer step"), 4 * 4 * shard + (64 << 20));
+
+  settings["fsdp"] = "none";  // plain DDP: nothing to keep unsharded
+  EXPECT_EQ(
+      row_bytes(*estimate(resolved(settings), {.explain = false}), "unsharded params + grads"), -1);
+  settings["fsdp"] = "full_shard";
+  settings["pipeline_fsdp_unsharded"] = false;  // back to one unit gathered at a time
+  EXPECT_GT(
+      row_bytes(*estimate(resolved(settings), {.explain = false}), "unsharded parameter buffers"),
+      0);
+}
+
+TEST(Frameworks, OneInterleavedRoundHoldsOnlyTheLastChunksUnshardedGradients) {
+  // vpp 2 over pp 2: rank 0 holds chunks 0 (the embedding and layers 0-7) and 2 (layers 16-23).
+  // With 2 microbatches, one round, chunk 2 runs both its backwards and reduce-scatters before
+  // chunk 0 starts; with 4, both chunks accumulate at once.
+  nlohmann::json settings = {
+      {"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}, {"gpus", 16}, {"pp", 2}, {"vpp", 2},
+      {"global_batch", 16}};
+  const int64_t last_chunk = 8 * int64_t{218'112'000};
+  EXPECT_EQ(
+      row_bytes(*estimate(resolved(settings), {.explain = false}), "unsharded params + grads"),
+      2 * kRank0Params + 4 * last_chunk + 2 * kEmbedding);
+  settings["global_batch"] = 32;
+  EXPECT_EQ(
+      row_bytes(*estimate(resolved(settings), {.explain = false}), "unsharded params + grads"),
+      6 * kRank0Params + 2 * kEmbedding);
 }
 
 TEST(Frameworks, DeepSpeedBucketsOnlyWithZeroAndDataParallelism) {

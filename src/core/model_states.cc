@@ -26,12 +26,14 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
   const Parallelism& par = s.parallel;
   const ModelConfig& m = s.model;
   GpuParams g;
-  for (int64_t id : rank.layers) {
-    const LayerShare share = share_of(counts.layers[id], par);
+  const size_t tail_start = rank.layers.size() - static_cast<size_t>(rank.last_chunk_layers);
+  for (size_t i = 0; i < rank.layers.size(); ++i) {
+    const LayerShare share = share_of(counts.layers[rank.layers[i]], par);
     g.dense += share.dense;
     g.expert += share.expert;
     g.non_matrix += share.non_matrix;
     g.largest_unit = std::max(g.largest_unit, share.dense + share.expert);
+    if (i >= tail_start) g.last_chunk += share.dense + share.expert;
   }
   const Wide vocab_shard = ceil_div(padded_vocab(s), par.tp) * m.hidden;
   if (rank.has_embedding) {
@@ -40,6 +42,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     g.non_matrix += embedding;
     g.largest_unit = std::max(g.largest_unit, embedding);
   }
+  const Wide before_head = g.dense + g.expert;
   if (rank.has_head) {
     const Wide head = head_vocab_matrices(m, rank.has_embedding) * vocab_shard + counts.final_norm;
     g.dense += head;
@@ -54,6 +57,11 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
       g.mtp = m.mtp_layers * (share.dense + extra + share.expert);
     }
   }
+  // The embedding is on the first chunk, the head and MTP modules on the last.
+  if (par.vpp == 1)
+    g.last_chunk = g.dense + g.expert;
+  else
+    g.last_chunk += g.dense + g.expert - before_head;
   return g;
 }
 

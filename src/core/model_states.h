@@ -20,6 +20,7 @@ struct GpuParams {
   Wide non_matrix = 0;    // embedding, LM head, norms, biases, routers (Muon runs Adam on them)
   Wide largest_unit = 0;  // largest FSDP/ZeRO-3 gather unit: one layer, the embedding or the head
   Wide mtp = 0;           // of dense+expert: multi-token-prediction modules (last rank)
+  Wide last_chunk = 0;    // of dense+expert: the rank's last model chunk (all of it at vpp 1)
 };
 GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLayout& rank);
 

@@ -62,7 +62,10 @@ std::vector<RankLayout> layout_from_sizes(const std::vector<int64_t>& sizes, con
   }
   ranks.front().has_embedding = true;
   ranks.back().has_head = true;
+  const int64_t chunks_per_rank = static_cast<int64_t>(sizes.size()) / par.pp;
   for (int64_t r = 0; r < par.pp; ++r) {
+    const int64_t last_chunk = sizes[static_cast<size_t>(r + (chunks_per_rank - 1) * par.pp)];
+    ranks[r].last_chunk_layers = std::max<int64_t>(last_chunk, 0);
     ranks[r].in_flight_chunks = in_flight_chunks(par, r, m);
     // Only the all-forward-all-backward schedule keeps more than one microbatch of logits.
     ranks[r].in_flight_logits = (par.schedule == Schedule::kGPipe && par.pp > 1) ? m : 1;

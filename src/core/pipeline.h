@@ -12,9 +12,10 @@
 namespace vramplan {
 
 struct RankLayout {
-  std::vector<int64_t> layers;  // decoder layer ids, in order, across all its model chunks
-  bool has_embedding = false;   // input embedding (rank 0)
-  bool has_head = false;        // final norm, LM head and loss (last rank)
+  std::vector<int64_t> layers;    // decoder layer ids, in order, across all its model chunks
+  int64_t last_chunk_layers = 0;  // of those, the ones in its last model chunk (the tail)
+  bool has_embedding = false;     // input embedding (rank 0)
+  bool has_head = false;          // final norm, LM head and loss (last rank)
   // Activation units kept at the peak: microbatches × (1/vpp of the rank's layers) — i.e. in
   // model-chunk microbatches. Activation bytes = units × (layers / vpp) × per-layer bytes.
   int64_t in_flight_chunks = 0;

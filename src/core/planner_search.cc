@@ -399,8 +399,7 @@ void Worker::run(const Branch& b) {
   par = scenario_.parallel;
   const PipelineShape& shape = pipe.shape;
   const int groups = shape.groups;
-  std::vector<std::array<Wide, kMaxRankGroups>> states(modes.size()), gradients(modes.size());
-  const bool lazy_gradients = r_.base.conventions.lazy_gradients;
+  std::vector<std::array<RankStates, kMaxRankGroups>> states(modes.size());
   std::vector<bool> pruned(modes.size(), false);
   const bool full_possible =
       std::find(in.rcs.begin(), in.rcs.end(), Recompute::kFull) != in.rcs.end();
@@ -412,12 +411,9 @@ void Worker::run(const Branch& b) {
     with_mode.fsdp_shard_group = modes[k].fsdp_shard_group;
     with_mode.distributed_optimizer = modes[k].distributed_optimizer;
     memory_.states_bytes(shape, with_mode, states[k].data());
-    if (lazy_gradients) memory_.gradient_bytes(shape, with_mode, gradients[k].data());
-    // Every rank also holds the GEMM workspaces; activations only add to this (with lazy
-    // gradients too: the step's peak is then states + workspaces + max(0, activations − grads)).
+    // Activations only add to what the states alone need in some phase (states_floor).
     Wide lower = 0;
-    for (int g = 0; g < groups; ++g)
-      lower = std::max(lower, states[k][g] + r_.base.overheads.gemm_workspace_bytes);
+    for (int g = 0; g < groups; ++g) lower = std::max(lower, memory_.states_floor(states[k][g]));
     const FastPeak bound = memory_.finish(lower, par);
     pruned[k] = bound.overflow || (bound.device_bytes > limit_ && bound.device_bytes > block);
     if (pruned[k]) {
@@ -446,8 +442,7 @@ void Worker::run(const Branch& b) {
             if (pruned[k]) continue;
             Wide worst = 0;
             for (int g = 0; g < groups; ++g)
-              worst =
-                  std::max(worst, memory_.rank_peak(states[k][g], gradients[k][g], other[g], m));
+              worst = std::max(worst, memory_.rank_peak(states[k][g], other[g], m, par));
             layout.sharding = modes[k];
             decide(layout, memory_.finish(worst, par));
           }

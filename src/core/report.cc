@@ -164,6 +164,7 @@ json conventions_json(const Scenario& s) {
           {"pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs},
           {"mha_keeps_packed_qkv", c.mha_keeps_packed_qkv},
           {"tp_allgather_buffer", c.tp_allgather_buffer},
+          {"pipeline_fsdp_unsharded", c.pipeline_fsdp_unsharded},
           {"compute_balanced_split", s.parallel.compute_balanced_split}};
 }
 

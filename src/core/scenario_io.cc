@@ -169,6 +169,11 @@ constexpr OptionSpec kOptions[] = {
      ""},
     {"tp_allgather_buffer", K::kBool, "framework", "false (true: nanotron)",
      "a persistent n·h buffer for the sequence-parallel all-gathers (nanotron MemoryBuffer)", ""},
+    {"pipeline_fsdp_unsharded", K::kBool, "framework", "false (true: torchtitan)",
+     "with pp > 1, FSDP keeps each stage's parameters gathered and accumulates unsharded "
+     "gradients in the reduce dtype until the last microbatch's backward "
+     "(torch.distributed.pipelining with FSDP2)",
+     ""},
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
     {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
@@ -558,7 +563,8 @@ std::optional<Error> read_conventions(const Reader& r, Conventions& c) {
   if (auto e = r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs)) return e;
   if (auto e = r.boolean("mha_keeps_packed_qkv", c.mha_keeps_packed_qkv)) return e;
   if (auto e = r.boolean("sp_saves_gathered_inputs", c.sp_saves_gathered_inputs)) return e;
-  return r.boolean("tp_allgather_buffer", c.tp_allgather_buffer);
+  if (auto e = r.boolean("tp_allgather_buffer", c.tp_allgather_buffer)) return e;
+  return r.boolean("pipeline_fsdp_unsharded", c.pipeline_fsdp_unsharded);
 }
 
 std::optional<Error> read_overheads(const Reader& r, Overheads& o) {

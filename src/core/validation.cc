@@ -389,10 +389,6 @@ void add_ultrascale_rows(const std::vector<CsvRow>& ran, const std::vector<CsvRo
 // predicted. torch.compile and Float8 are predicted as eager bf16 only under full activation
 // checkpointing, where they touch only the layer being recomputed (data/measurements/README.md).
 std::string torchtitan_unmodelled(const CsvRow& r) {
-  if (integer_or(r["pp"], 1) > 1)
-    return "pipeline parallelism with FSDP: torchtitan keeps each stage's parameters unsharded "
-           "(reshard_after_forward=False) and torch.distributed.pipelining accumulates unsharded "
-           "fp32 gradients over the microbatches (set_requires_gradient_sync(False)); not modelled";
   if (r["compile"] == "true" && r["recompute"] != "full")
     return "torch.compile with " + r["recompute"] +
            " checkpointing fuses element-wise ops and changes what each layer saves; not modelled";
@@ -411,6 +407,9 @@ void add_torchtitan_rows(const std::vector<CsvRow>& runs, ValidationReport& repo
       continue;
     }
     // local_batch is per data-parallel rank; the microbatches split it (pipeline schedules).
+    // torchtitan's interleaved schedule puts two stages on each rank (generate_split_points);
+    // layers that do not divide evenly are spread one more over the first stages (its own
+    // split gives the first stage one fewer and the middle ones one more: docs/frameworks.md).
     const int64_t microbatches = integer_or(r["microbatches"], 1);
     const int64_t micro_batch = integer_or(r["local_batch"], 1) / microbatches;
     const int64_t dp = integer_or(r["gpus"], 1) /
@@ -420,6 +419,9 @@ void add_torchtitan_rows(const std::vector<CsvRow>& runs, ValidationReport& repo
                                      {"gpus", integer_or(r["gpus"], 1)},
                                      {"tp", integer_or(r["tp"], 1)},
                                      {"cp", integer_or(r["cp"], 1)},
+                                     {"pp", integer_or(r["pp"], 1)},
+                                     {"vpp", r["schedule"] == "interleaved" ? 2 : 1},
+                                     {"pipeline_split", "balanced"},
                                      {"micro_batch", micro_batch},
                                      {"global_batch", micro_batch * microbatches * dp},
                                      {"seq_len", integer_or(r["seq_len"], 0)},

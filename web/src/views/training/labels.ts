@@ -128,6 +128,7 @@ export const LABELS: Record<string, string> = {
   mha_keeps_packed_qkv: 'MHA keeps packed Q|K|V buffer',
   sp_saves_gathered_inputs: 'SP linears save gathered inputs',
   tp_allgather_buffer: 'Persistent TP all-gather buffer',
+  pipeline_fsdp_unsharded: 'PP stages keep FSDP unsharded',
   zero3_live_params: 'ZeRO-3 live parameters (DeepSpeed)',
   framework: 'Training framework',
 };
