@@ -13,6 +13,7 @@
 #include "core/test_models.h"
 #include "core/validate.h"
 #include "vramplan/estimate.h"
+#include "vramplan/frameworks.h"
 
 namespace vramplan {
 namespace {
@@ -465,6 +466,39 @@ TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsWhenStatesDominate) {
   PlanRequest r = request_for(m, 8, 256, 16);
   const int64_t pruned = expect_matches_at_quantiles(r, {0.02, 0.2, 0.5});
   EXPECT_GT(pruned, 0);
+}
+
+TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsUnderTorchtitansConventions) {
+  // Lazy gradients, and pipeline stages kept unsharded under FSDP: phases drop parts of the
+  // model states, so the bound must be the smallest states any phase keeps. A 16-token sequence
+  // keeps the activations below what a phase drops, where a bound on all the states fails.
+  ModelConfig m = tiny_dense();
+  m.hidden = 512;
+  m.num_heads = 8;
+  m.num_kv_heads = 4;
+  m.head_dim = 64;
+  m.ffn = 2048;
+  m.vocab = 32000;
+  PlanRequest r = request_for(m, 8, 16, 16);
+  apply_framework(Framework::kTorchtitan, r.base);
+  ASSERT_TRUE(r.base.conventions.pipeline_fsdp_unsharded);
+  const std::vector<PlanCandidate> all = brute_force_all(r);
+  int64_t pruned = 0;
+  for (double q : {0.02, 0.2, 0.5})
+    pruned += expect_matches_brute_force(r, all, quantile_limit(all, q));
+  EXPECT_GT(pruned, 0);
+  // Limits exactly at the peaks of FSDP layouts with virtual stages whose microbatches fit one
+  // round: they fit, though their states with every chunk's unsharded gradients would not.
+  std::set<int64_t> limits;
+  for (const PlanCandidate& c : all) {
+    const PlanLayout& l = c.layout;
+    const int64_t microbatches = 16 / (l.micro_batch * l.dp);
+    if (l.vpp > 1 && l.sharding.fsdp == FsdpMode::kFullShard && microbatches <= l.pp &&
+        limits.size() < 4)
+      limits.insert(c.device_bytes);
+  }
+  EXPECT_FALSE(limits.empty());
+  for (int64_t limit : limits) expect_matches_brute_force(r, all, limit);
 }
 
 TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsForMoe) {
