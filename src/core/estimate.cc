@@ -272,16 +272,16 @@ void add_weights(const Context& c, const GpuParams& g, StageBuilder& out) {
 
 // Conventions::pipeline_fsdp_unsharded: the stage's parameters stay gathered in the compute
 // dtype, and its gradients accumulate unsharded in the reduce dtype, beside the gradient of the
-// unit being computed, until the last microbatch's backward. When all microbatches fit one
-// round of an interleaved schedule (m <= pp), each chunk runs all its backwards in a row and
-// reduce-scatters before the next starts: only the rank's last chunk, the first to run
-// backward while every activation is still alive, holds unsharded gradients at the peak.
+// unit being computed, until the last microbatch's backward. When a rank with virtual stages
+// runs the backward chunk by chunk (backward_chunk_by_chunk), each chunk reduce-scatters before
+// the next starts: only the rank's last chunk, the first to run backward while every
+// activation is still alive, holds unsharded gradients at the peak.
 void add_unsharded_stage(const Context& c, const GpuParams& g, StageBuilder& out) {
   const Training& tr = c.s.training;
   const Parallelism& par = c.s.parallel;
   const bool mixed = c.s.conventions.fsdp_mixed_precision;
   const Wide params = g.dense + g.expert;
-  const bool one_round = par.vpp > 1 && c.microbatches <= par.pp;
+  const bool one_round = backward_chunk_by_chunk(par, c.microbatches);
   const Wide grads = one_round ? g.last_chunk : params;
   const DType gather = mixed ? tr.activation_dtype : tr.param_dtype;
   const DType accumulate = mixed ? tr.reduce_dtype : tr.grad_dtype;

@@ -305,7 +305,7 @@ void FastMemoryModel::states_bytes(const PipelineShape& shape, const Parallelism
 
 Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,
                                 const Parallelism& par) const {
-  const bool one_round = par.vpp > 1 && microbatches <= par.pp;
+  const bool one_round = backward_chunk_by_chunk(par, microbatches);
   const Wide unsharded = r.unsharded - (one_round ? r.one_round_saving : 0);
   const Wide states = r.states - r.unsharded + unsharded;
   const bool grads_absent =

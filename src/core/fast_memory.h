@@ -79,7 +79,8 @@ struct RankStates {
   Wide states = 0;     // every model-state row
   Wide gradients = 0;  // of which the gradient row (absent in some phases with lazy gradients)
   // Of which the stage kept unsharded (Conventions::pipeline_fsdp_unsharded): absent at the
-  // optimizer step; one_round_saving less when the microbatches fit one interleaved round.
+  // optimizer step; one_round_saving less when the backward runs chunk by chunk
+  // (backward_chunk_by_chunk).
   bool unsharded_stage = false;
   Wide unsharded = 0;
   Wide one_round_saving = 0;

@@ -202,9 +202,9 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"tp+sp, gathered linear inputs",
        s.conventions.sp_saves_gathered_inputs && p.tp > 1 && p.sequence_parallel},
       {"pp stage kept unsharded", keeps_stage_unsharded(s.conventions, p, sharding_of(p).params)},
-      {"pp stage kept unsharded, one interleaved round",
-       keeps_stage_unsharded(s.conventions, p, sharding_of(p).params) && p.vpp > 1 &&
-           microbatches_of(s) <= p.pp},
+      {"pp stage kept unsharded, backward chunk by chunk",
+       keeps_stage_unsharded(s.conventions, p, sharding_of(p).params) &&
+           backward_chunk_by_chunk(p, microbatches_of(s))},
       {"fp8", s.training.fp8 != Fp8Recipe::kNone && !s.training.fp8_params},
       {"fp8 weights", s.training.fp8_params},
   };

@@ -182,7 +182,7 @@ TEST(Frameworks, TorchtitanPipelineKeepsEachStageUnshardedWithFp32Gradients) {
       0);
 }
 
-TEST(Frameworks, OneInterleavedRoundHoldsOnlyTheLastChunksUnshardedGradients) {
+TEST(Frameworks, ABackwardChunkByChunkHoldsOnlyTheLastChunksUnshardedGradients) {
   // vpp 2 over pp 2: rank 0 holds chunks 0 (the embedding and layers 0-7) and 2 (layers 16-23).
   // With 2 microbatches, one round, chunk 2 runs both its backwards and reduce-scatters before
   // chunk 0 starts; with 4, both chunks accumulate at once.
@@ -197,6 +197,10 @@ TEST(Frameworks, OneInterleavedRoundHoldsOnlyTheLastChunksUnshardedGradients) {
   EXPECT_EQ(
       row_bytes(*estimate(resolved(settings), {.explain = false}), "unsharded params + grads"),
       6 * kRank0Params + 2 * kEmbedding);
+  settings["schedule"] = "gpipe";  // looped breadth-first: chunk by chunk whatever m
+  EXPECT_EQ(
+      row_bytes(*estimate(resolved(settings), {.explain = false}), "unsharded params + grads"),
+      2 * kRank0Params + 4 * last_chunk + 2 * kEmbedding);
 }
 
 TEST(Frameworks, DeepSpeedBucketsOnlyWithZeroAndDataParallelism) {

@@ -39,6 +39,15 @@ std::vector<int64_t> compute_cost_split(const ModelConfig& model, int64_t pp);
 std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& parallel);
 std::optional<Error> validate_pipeline(const ModelConfig& model, const Parallelism& parallel);
 
+// Whether a rank with virtual stages runs all backwards of one chunk before the next chunk's:
+// one round of an interleaved schedule (m <= pp; Megatron's and torch.distributed.pipelining's
+// interleaved 1F1B group microbatches in rounds of pp), or an all-forward-all-backward schedule
+// (torch's ScheduleLoopedBFS runs the backward stage by stage).
+inline bool backward_chunk_by_chunk(const Parallelism& p, int64_t microbatches) {
+  if (p.vpp == 1) return false;
+  return p.schedule == Schedule::kGPipe || microbatches <= p.pp;
+}
+
 // Chunk-microbatches alive at the activation peak on `rank` (Megatron schedules):
 //   1F1B: min(pp − rank, m);  GPipe: m;  interleaved: min(2·(pp − rank − 1) + (vpp − 1)·pp + 1,
 //   m·vpp) chunks (schedules.py get_forward_backward_func warm-up count, plus the one in flight).
