@@ -453,9 +453,8 @@ TEST(PlannerSearch, PruningNeverDropsALayoutThatFits) {
   expect_matches_at_quantiles(r, {0.05, 0.3, 0.7});
 }
 
-TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsWhenStatesDominate) {
-  // Wide layers and a large vocabulary at a short sequence: model states decide, so the bound
-  // rules out whole branches.
+// Wide layers and a large vocabulary: at a short sequence, model states decide.
+ModelConfig wide_tiny_dense() {
   ModelConfig m = tiny_dense();
   m.hidden = 512;
   m.num_heads = 8;
@@ -463,7 +462,12 @@ TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsWhenStatesDominate) {
   m.head_dim = 64;
   m.ffn = 2048;
   m.vocab = 32000;
-  PlanRequest r = request_for(m, 8, 256, 16);
+  return m;
+}
+
+TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsWhenStatesDominate) {
+  // Model states decide, so the bound rules out whole branches.
+  PlanRequest r = request_for(wide_tiny_dense(), 8, 256, 16);
   const int64_t pruned = expect_matches_at_quantiles(r, {0.02, 0.2, 0.5});
   EXPECT_GT(pruned, 0);
 }
@@ -472,14 +476,7 @@ TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsUnderTorchtitansConventions)
   // Lazy gradients, and pipeline stages kept unsharded under FSDP: phases drop parts of the
   // model states, so the bound must be the smallest states any phase keeps. A 16-token sequence
   // keeps the activations below what a phase drops, where a bound on all the states fails.
-  ModelConfig m = tiny_dense();
-  m.hidden = 512;
-  m.num_heads = 8;
-  m.num_kv_heads = 4;
-  m.head_dim = 64;
-  m.ffn = 2048;
-  m.vocab = 32000;
-  PlanRequest r = request_for(m, 8, 16, 16);
+  PlanRequest r = request_for(wide_tiny_dense(), 8, 16, 16);
   apply_framework(Framework::kTorchtitan, r.base);
   ASSERT_TRUE(r.base.conventions.pipeline_fsdp_unsharded);
   const std::vector<PlanCandidate> all = brute_force_all(r);
