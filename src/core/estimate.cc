@@ -281,8 +281,8 @@ void add_unsharded_stage(const Context& c, const GpuParams& g, StageBuilder& out
   const Parallelism& par = c.s.parallel;
   const bool mixed = c.s.conventions.fsdp_mixed_precision;
   const Wide params = g.dense + g.expert;
-  const bool one_round = backward_chunk_by_chunk(par, c.microbatches);
-  const Wide grads = one_round ? g.last_chunk : params;
+  const bool chunk_by_chunk = backward_chunk_by_chunk(par, c.microbatches);
+  const Wide grads = chunk_by_chunk ? g.last_chunk : params;
   const DType gather = mixed ? tr.activation_dtype : tr.param_dtype;
   const DType accumulate = mixed ? tr.reduce_dtype : tr.grad_dtype;
   const Wide compute_grad = bytes_of(1, mixed ? tr.activation_dtype : tr.grad_dtype);
@@ -294,7 +294,7 @@ void add_unsharded_stage(const Context& c, const GpuParams& g, StageBuilder& out
         "{} params × {} B ({}) + {} × {} B accumulated gradients ({}) + {}·{} B gradient of the "
         "unit computing",
         group_digits(params), bytes_of(1, gather), dtype_name(gather),
-        one_round ? fmt::format("last chunk {}", group_digits(grads)) : group_digits(grads),
+        chunk_by_chunk ? fmt::format("last chunk {}", group_digits(grads)) : group_digits(grads),
         bytes_of(1, accumulate), dtype_name(accumulate), group_digits(g.largest_unit),
         static_cast<int64_t>(compute_grad));
   out.add(kUnshardedStageRow, std::move(t), CountsToward::kAllocated, kSourceUnshardedStage);

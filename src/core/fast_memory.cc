@@ -274,8 +274,8 @@ RankStates FastMemoryModel::states_of(const Params& g, const Parallelism& par) c
   const Wide non_matrix = ceil_div(g.non_matrix, sh.optimizer ? sh.dense_group : 1);
   total += optimizer_bytes(optimizer_params, non_matrix);
   const bool mixed = base_.conventions.fsdp_mixed_precision;
-  if (keeps_stage_unsharded(base_.conventions, par,
-                            sh.params)) {  // estimate.cc add_unsharded_stage
+  // estimate.cc add_unsharded_stage, or the unit-by-unit gather below.
+  if (keeps_stage_unsharded(base_.conventions, par, sh.params)) {
     const Wide params = g.dense + g.expert;
     const Wide accumulate_bits = bits_of(mixed ? tr.reduce_dtype : tr.grad_dtype);
     const Wide all_grads = ceil_div(params * accumulate_bits, 8);
@@ -283,7 +283,7 @@ RankStates FastMemoryModel::states_of(const Params& g, const Parallelism& par) c
     out.unsharded = ceil_div(params * bits_of(mixed ? tr.activation_dtype : tr.param_dtype), 8) +
                     all_grads +
                     bytes_of(1, mixed ? tr.activation_dtype : tr.grad_dtype) * g.largest_unit;
-    out.one_round_saving = all_grads - ceil_div(g.last_chunk * accumulate_bits, 8);
+    out.chunk_by_chunk_saving = all_grads - ceil_div(g.last_chunk * accumulate_bits, 8);
     total += out.unsharded;
   } else if (sh.params) {
     const Wide units = 1 + par.fsdp_prefetch;
@@ -305,8 +305,8 @@ void FastMemoryModel::states_bytes(const PipelineShape& shape, const Parallelism
 
 Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,
                                 const Parallelism& par) const {
-  const bool one_round = backward_chunk_by_chunk(par, microbatches);
-  const Wide unsharded = r.unsharded - (one_round ? r.one_round_saving : 0);
+  const bool chunk_by_chunk = backward_chunk_by_chunk(par, microbatches);
+  const Wide unsharded = r.unsharded - (chunk_by_chunk ? r.chunk_by_chunk_saving : 0);
   const Wide states = r.states - r.unsharded + unsharded;
   const bool grads_absent =
       base_.conventions.lazy_gradients && (microbatches == 1 || r.unsharded_stage);
@@ -317,7 +317,7 @@ Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microba
 
 Wide FastMemoryModel::states_floor(const RankStates& r) const {
   const Wide droppable = base_.conventions.lazy_gradients ? r.gradients : 0;
-  return std::max(r.states - r.one_round_saving - droppable, r.states - r.unsharded) +
+  return std::max(r.states - r.chunk_by_chunk_saving - droppable, r.states - r.unsharded) +
          base_.overheads.gemm_workspace_bytes;
 }
 

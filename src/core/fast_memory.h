@@ -79,11 +79,11 @@ struct RankStates {
   Wide states = 0;     // every model-state row
   Wide gradients = 0;  // of which the gradient row (absent in some phases with lazy gradients)
   // Of which the stage kept unsharded (Conventions::pipeline_fsdp_unsharded): absent at the
-  // optimizer step; one_round_saving less when the backward runs chunk by chunk
-  // (backward_chunk_by_chunk).
+  // optimizer step; chunk_by_chunk_saving less when the backward runs chunk by chunk
+  // (backward_chunk_by_chunk): the unsharded gradients of every chunk but the last.
   bool unsharded_stage = false;
   Wide unsharded = 0;
-  Wide one_round_saving = 0;
+  Wide chunk_by_chunk_saving = 0;
 };
 
 // Decoder layers pipeline chunk `chunk` holds (pipeline.cc's chunk_sizes; negative = none).
