@@ -233,14 +233,6 @@ inline bool holds_kv_twice(const Scenario& s) {
          m.num_kv_heads == m.num_heads;
 }
 
-// Whether nanotron's persistent all-gather buffer exists (Conventions::tp_allgather_buffer):
-// column-parallel inputs are all-gathered only with TP > 1 and sequence parallelism, and the
-// buffer replaces the fresh tensor only when the sharded input is what the linear saves.
-inline bool has_tp_allgather_buffer(const Scenario& s) {
-  return s.conventions.tp_allgather_buffer && s.parallel.tp > 1 && s.parallel.sequence_parallel &&
-         !s.conventions.sp_saves_gathered_inputs;
-}
-
 // Whether a pipeline stage keeps its FSDP parameters and gradients unsharded through the step
 // (Conventions::pipeline_fsdp_unsharded); `params_sharded` is Sharding::params.
 inline bool keeps_stage_unsharded(const Conventions& c, const Parallelism& p, bool params_sharded) {

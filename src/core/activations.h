@@ -24,6 +24,13 @@ inline Wide column_input_divisor(const Parallelism& par, const Conventions& conv
   return par.tp;
 }
 
+// Whether nanotron's persistent all-gather buffer exists (Conventions::tp_allgather_buffer):
+// it replaces the fresh all-gathered tensor only where a column-parallel linear all-gathers its
+// input yet saves the sequence shard.
+inline bool has_tp_allgather_buffer(const Scenario& s) {
+  return s.conventions.tp_allgather_buffer && column_input_divisor(s.parallel, s.conventions) > 1;
+}
+
 // Tokens of one microbatch on one context-parallel rank: n = s·b/c.
 Wide tokens_per_rank(const Scenario& s);
 

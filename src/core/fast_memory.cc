@@ -254,8 +254,8 @@ Wide FastMemoryModel::gradients_of(const Params& g, const Sharding& sh) const {
   return ceil_div(shard_of(g, sh, sh.grads) * bits_of(grad_type), 8);
 }
 
-RankStates FastMemoryModel::states_of(const Params& g, const Parallelism& par) const {
-  const Sharding sh = sharding_of(par);
+RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
+                                      const Parallelism& par) const {
   const Training& tr = base_.training;
   const Wide param_bits = bits_of(tr.param_dtype);
   // estimate.cc add_weights: fp8 casts of the linear weights (parameters are never sharded then).
@@ -300,7 +300,9 @@ RankStates FastMemoryModel::states_of(const Params& g, const Parallelism& par) c
 
 void FastMemoryModel::states_bytes(const PipelineShape& shape, const Parallelism& par,
                                    RankStates* out) const {
-  for (int i = 0; i < shape.groups; ++i) out[i] = states_of(rank_params(shape.group[i], par), par);
+  const Sharding sh = sharding_of(par);
+  for (int i = 0; i < shape.groups; ++i)
+    out[i] = states_of(rank_params(shape.group[i], par), sh, par);
 }
 
 Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,

@@ -146,7 +146,8 @@ class FastMemoryModel {
 
   FastMemoryModel() = default;
   Params rank_params(const RankGroup& group, const Parallelism& parallel) const;
-  RankStates states_of(const Params& params, const Parallelism& parallel) const;
+  RankStates states_of(const Params& params, const Sharding& sharding,
+                       const Parallelism& parallel) const;
   Wide gradients_of(const Params& params, const Sharding& sharding) const;
   Wide shard_of(const Params& params, const Sharding& sharding, bool sharded) const;
   Wide optimizer_bytes(Wide params, Wide non_matrix) const;
