@@ -67,6 +67,10 @@ struct Training {
   // FP8 primary weights (Megatron --fp8-param-gather, TE fp8_model_init): the decoder layers'
   // linear weights are stored in fp8 instead of param_dtype; the fp32 master copy remains.
   bool fp8_params = false;
+  // MoE experts run as grouped GEMMs (Megatron --moe-grouped-gemm with Transformer Engine's
+  // GroupedLinear): TE keeps one more cuBLAS workspace per compute stream for them
+  // (grouped_gemm_workspace_bytes). No effect on dense models.
+  bool moe_grouped_gemm = false;
 };
 
 // The dtype the linear layers' matmuls run in: fp8 under an fp8 recipe, else the activations'.
@@ -224,6 +228,17 @@ struct Scenario {
   Conventions conventions;
   int framework_id = -1;  // vramplan::Framework the conventions came from; -1 = none (generic)
 };
+
+// Transformer Engine's grouped GEMM keeps one cuBLAS workspace per compute stream
+// (transformer_engine/pytorch/module/base.py get_multi_stream_cublas_workspace: 4 streams,
+// 32 MiB each on Hopper and newer), allocated by the first grouped GEMM and held through the
+// caching allocator: only ranks that hold an MoE layer have them.
+inline constexpr int64_t kGroupedGemmStreams = 4;
+inline constexpr int64_t kGroupedGemmWorkspaceBytes = 32ll << 20;
+inline int64_t grouped_gemm_workspace_bytes(const Training& t, bool rank_has_moe_layer) {
+  return t.moe_grouped_gemm && rank_has_moe_layer ? kGroupedGemmStreams * kGroupedGemmWorkspaceBytes
+                                                  : 0;
+}
 
 // Whether attention holds K and V twice (Conventions::mha_keeps_packed_qkv): only standard MHA
 // attention takes the packed Q|K|V path.

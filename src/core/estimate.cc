@@ -35,6 +35,10 @@ constexpr const char* kSourceRecompute =
 constexpr const char* kSourceWorkspace =
     "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp (cuBLAS and cuBLASLt workspaces, 32 MiB "
     "each on Hopper); Transformer Engine adds 32 MiB of its own";
+constexpr const char* kSourceGroupedWorkspace =
+    "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp (cuBLAS and cuBLASLt workspaces); "
+    "Transformer Engine transformer_engine/pytorch/module/base.py (get_workspace, and "
+    "get_multi_stream_cublas_workspace for GroupedLinear: one per stream)";
 constexpr const char* kSourceAllgatherBuffer =
     "nanotron parallel/tensor_parallel/functional.py (column_linear with tp_recompute_allgather) "
     "and parallel/utils.py (MemoryBuffer: grows, never freed)";
@@ -483,11 +487,27 @@ int64_t nccl_groups(const Parallelism& p, std::string* names) {
   return count;
 }
 
+bool holds_moe_layer(const Context& c, const StageEstimate& stage) {
+  const ModelConfig& m = c.s.model;
+  return m.is_moe() && std::any_of(stage.layer_ids.begin(), stage.layer_ids.end(),
+                                   [&](int64_t id) { return m.moe_layers[id]; });
+}
+
 void add_beyond_tensors(const Context& c, const PhaseTotals& phases, StageEstimate& stage,
                         StageBuilder& out) {
-  Term workspace{c.s.overheads.gemm_workspace_bytes, ""};
-  if (c.explain) workspace.formula = "configurable (--gemm-workspace-mib)";
-  out.add("GEMM workspaces", std::move(workspace), CountsToward::kAllocated, kSourceWorkspace);
+  const int64_t base_workspaces = c.s.overheads.gemm_workspace_bytes;
+  const int64_t grouped = grouped_gemm_workspace_bytes(c.s.training, holds_moe_layer(c, stage));
+  Term workspace{Wide{base_workspaces} + grouped, ""};
+  if (c.explain)
+    workspace.formula =
+        grouped == 0
+            ? "configurable (--gemm-workspace-mib)"
+            : fmt::format(
+                  "{} MiB (--gemm-workspace-mib) + {} streams × {} MiB (grouped GEMM, "
+                  "--moe-grouped-gemm)",
+                  base_workspaces >> 20, kGroupedGemmStreams, kGroupedGemmWorkspaceBytes >> 20);
+  out.add("GEMM workspaces", std::move(workspace), CountsToward::kAllocated,
+          grouped == 0 ? kSourceWorkspace : kSourceGroupedWorkspace);
   if (has_tp_allgather_buffer(c.s)) {
     const Wide n = tokens_per_rank(c.s), h = c.s.model.hidden;
     const Wide b = bytes_of(1, c.s.training.activation_dtype);
@@ -643,6 +663,10 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
         "fp8 follows Transformer Engine as Megatron runs it (fp8 casts of linear inputs, weight "
         "casts cached across microbatches); other fp8 stacks such as torchao differ "
         "(docs/fp8.md)");
+  if (s.training.moe_grouped_gemm && !s.model.is_moe())
+    est.warnings.push_back(
+        "moe_grouped_gemm has no effect: the model has no experts (no grouped-GEMM workspaces "
+        "counted)");
   if (s.overheads.per_layer_cuda_graphs)
     est.warnings.push_back(
         "CUDA-graph pools are NeMo's measured ~20% of the layer activations, not a mechanism: "

@@ -112,6 +112,50 @@ TEST(Estimate, PerLayerCudaGraphsReserveAFifthOfTheActivations) {
   }));
 }
 
+TEST(Estimate, GroupedGemmAddsFourWorkspacesOnRanksWithExperts) {
+  Scenario s = preset_scenario("Qwen3-30B-A3B");
+  s.parallel.ep = 8;
+  s.parallel.dp = 8;
+  const Estimate plain = run(s);
+  s.training.moe_grouped_gemm = true;
+  const Estimate grouped = run(s);
+  const int64_t extra = 4 * (int64_t{32} << 20);  // TE: one 32 MiB workspace per stream
+  EXPECT_EQ(row(grouped.stages[0], "GEMM workspaces"),
+            row(plain.stages[0], "GEMM workspaces") + extra);
+  EXPECT_EQ(grouped.peak.allocated_bytes, plain.peak.allocated_bytes + extra);
+  // The row says where the bytes come from.
+  for (const Row& r : grouped.stages[0].rows) {
+    if (r.component == "GEMM workspaces") {
+      EXPECT_NE(r.formula.find("4 streams × 32 MiB"), std::string::npos) << r.formula;
+    }
+  }
+
+  // A dense model has no grouped GEMM: nothing changes, and the estimate says the flag is unused.
+  Scenario dense = preset_scenario("Llama-3.1-8B");
+  const int64_t before = run(dense).peak.allocated_bytes;
+  dense.training.moe_grouped_gemm = true;
+  const Estimate flagged = run(dense);
+  EXPECT_EQ(flagged.peak.allocated_bytes, before);
+  EXPECT_TRUE(std::any_of(flagged.warnings.begin(), flagged.warnings.end(), [](const auto& w) {
+    return w.find("moe_grouped_gemm has no effect") != std::string::npos;
+  }));
+}
+
+TEST(Estimate, GroupedGemmWorkspacesSkipStagesOfDenseLayers) {
+  // DeepSeek-V3's first three layers are dense; a first stage of just those runs no grouped GEMM.
+  Scenario s = preset_scenario("DeepSeek-V3");
+  s.training.moe_grouped_gemm = true;
+  s.parallel.pp = 2;
+  s.parallel.first_stage_layers = 3;
+  s.parallel.ep = 64;
+  s.parallel.dp = 64;
+  const Estimate e = run(s);
+  ASSERT_EQ(e.stages.size(), 2u);
+  EXPECT_EQ(row(e.stages[0], "GEMM workspaces"), s.overheads.gemm_workspace_bytes);
+  EXPECT_EQ(row(e.stages[1], "GEMM workspaces"),
+            s.overheads.gemm_workspace_bytes + 4 * (int64_t{32} << 20));
+}
+
 TEST(Estimate, MemoryGrowsWithSequenceAndMicroBatch) {
   Scenario s = preset_scenario("Qwen3-8B");
   int64_t previous = 0;

@@ -301,8 +301,18 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
 void FastMemoryModel::states_bytes(const PipelineShape& shape, const Parallelism& par,
                                    RankStates* out) const {
   const Sharding sh = sharding_of(par);
-  for (int i = 0; i < shape.groups; ++i)
+  for (int i = 0; i < shape.groups; ++i) {
     out[i] = states_of(rank_params(shape.group[i], par), sh, par);
+    out[i].workspaces =
+        base_.overheads.gemm_workspace_bytes +
+        grouped_gemm_workspace_bytes(base_.training, holds_moe_layer(shape.group[i]));
+  }
+}
+
+bool FastMemoryModel::holds_moe_layer(const RankGroup& group) const {
+  for (int c = 0; c < std::min(classes_, kMaxLayerClasses); ++c)
+    if (class_[c].moe && group.class_layers[c] > 0) return true;
+  return false;
 }
 
 Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,
@@ -312,15 +322,15 @@ Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microba
   const Wide states = r.states - r.unsharded + unsharded;
   const bool grads_absent =
       base_.conventions.lazy_gradients && (microbatches == 1 || r.unsharded_stage);
-  const Wide forward_backward = states + other - (grads_absent ? r.gradients : 0);
-  const Wide optimizer_step = states - unsharded + base_.overheads.gemm_workspace_bytes;
+  const Wide forward_backward = states + other + r.workspaces - (grads_absent ? r.gradients : 0);
+  const Wide optimizer_step = states - unsharded + r.workspaces;
   return std::max(forward_backward, optimizer_step);
 }
 
 Wide FastMemoryModel::states_floor(const RankStates& r) const {
   const Wide droppable = base_.conventions.lazy_gradients ? r.gradients : 0;
   return std::max(r.states - r.chunk_by_chunk_saving - droppable, r.states - r.unsharded) +
-         base_.overheads.gemm_workspace_bytes;
+         r.workspaces;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -458,7 +468,7 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
     if (m.mtp_layers > 0)
       total += (m.is_moe() ? terms.moe_layer : terms.dense_layer) * logits_alive * m.mtp_layers;
   }
-  return total + base_.overheads.gemm_workspace_bytes;
+  return total;
 }
 
 FastPeak FastMemoryModel::finish(Wide allocated, const Parallelism& par) const {

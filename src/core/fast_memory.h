@@ -84,6 +84,9 @@ struct RankStates {
   bool unsharded_stage = false;
   Wide unsharded = 0;
   Wide chunk_by_chunk_saving = 0;
+  // GEMM workspaces (estimate.cc add_beyond_tensors): alive in every phase; the grouped-GEMM
+  // ones only on ranks holding an MoE layer.
+  Wide workspaces = 0;
 };
 
 // Decoder layers pipeline chunk `chunk` holds (pipeline.cc's chunk_sizes; negative = none).
@@ -112,7 +115,8 @@ class FastMemoryModel {
   void states_bytes(const PipelineShape& shape, const Parallelism& parallel, RankStates* out) const;
   ActivationTerms activations(const Parallelism& parallel, int64_t micro_batch,
                               Recompute recompute) const;
-  // Allocated bytes of one group's rank other than model states (activations, head, workspace).
+  // Allocated bytes of one group's rank other than model states and workspaces (activations,
+  // head).
   Wide other_allocated(const RankGroup& group, const ActivationTerms& terms,
                        const Parallelism& parallel, Recompute recompute,
                        int64_t microbatches) const;
@@ -150,6 +154,7 @@ class FastMemoryModel {
                        const Parallelism& parallel) const;
   Wide gradients_of(const Params& params, const Sharding& sharding) const;
   Wide shard_of(const Params& params, const Sharding& sharding, bool sharded) const;
+  bool holds_moe_layer(const RankGroup& group) const;
   Wide optimizer_bytes(Wide params, Wide non_matrix) const;
   Wide layer_activations(const Parallelism& parallel, int64_t micro_batch, Recompute recompute,
                          bool moe_layer) const;

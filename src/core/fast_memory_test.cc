@@ -58,6 +58,7 @@ Scenario random_base(const ModelConfig& model, std::mt19937_64& rng) {
                                       Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8})
                          : Fp8Recipe::kNone;
   t.fp8_params = t.fp8 != Fp8Recipe::kNone && coin(rng);
+  t.moe_grouped_gemm = coin(rng, 0.4);
   s.conventions.vocab_pad_multiple = pick(rng, {1, 1, 128, 64});
   s.conventions.gated_mlp_tensors = pick(rng, {3, 4});
   s.conventions.loss_bytes_per_logit = pick(rng, {6, 10, 0, 1});
@@ -207,6 +208,7 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
            backward_chunk_by_chunk(p, microbatches_of(s))},
       {"fp8", s.training.fp8 != Fp8Recipe::kNone && !s.training.fp8_params},
       {"fp8 weights", s.training.fp8_params},
+      {"grouped GEMM", s.training.moe_grouped_gemm && s.model.is_moe()},
   };
   for (const auto& [name, used] : all) features[name] += used;
 }
@@ -248,7 +250,7 @@ void expect_equal_to_estimate(const ModelConfig& model, uint64_t seed) {
   EXPECT_EQ(c.layouts, 3000) << model.name << ": too few valid layouts drawn";
   // Every feature was exercised (expert features only on MoE models).
   for (const auto& [name, count] : c.features) {
-    const bool expert_only = name == "ep" || name == "etp";
+    const bool expert_only = name == "ep" || name == "etp" || name == "grouped GEMM";
     if (expert_only && !model.is_moe()) continue;
     const bool dense_standard = !model.is_moe() && model.attention != AttentionKind::kMla;
     if (name == "selective-op" && !dense_standard) continue;  // validate.cc rejects it there
@@ -320,6 +322,31 @@ TEST(FastMemory, LayoutsWithManyDistinctRanksFallBackToEstimate) {
   EXPECT_FALSE(fast->shape(s.parallel).fast);
   const FastPeak peak = fast->evaluate(s);
   EXPECT_TRUE(peak.fallback);
+  EXPECT_EQ(peak.device_bytes, estimate(s)->peak.device_bytes);
+}
+
+TEST(FastMemory, GroupedGemmWorkspacesOnlyOnRanksWithExperts) {
+  // DeepSeek-V3's first three layers are dense: with three of them on the first stage, that
+  // stage runs no grouped GEMM and allocates no workspaces for it; the others do.
+  Scenario s;
+  s.model = preset_model("DeepSeek-V3");
+  s.training.moe_grouped_gemm = true;
+  s.parallel.pp = 2;
+  s.parallel.first_stage_layers = 3;
+  s.parallel.ep = 64;
+  s.parallel.dp = 64;
+  ASSERT_FALSE(validate_scenario(s).has_value());
+  Result<FastMemoryModel> fast = FastMemoryModel::prepare(s);
+  ASSERT_TRUE(fast.ok());
+  const PipelineShape shape = fast->shape(s.parallel);
+  ASSERT_TRUE(shape.fast);
+  ASSERT_EQ(shape.groups, 2);
+  std::array<RankStates, 2> states;
+  fast->states_bytes(shape, s.parallel, states.data());
+  EXPECT_EQ(states[0].workspaces, s.overheads.gemm_workspace_bytes);
+  EXPECT_EQ(states[1].workspaces, s.overheads.gemm_workspace_bytes + (int64_t{128} << 20));
+  const FastPeak peak = fast->evaluate(s);
+  EXPECT_FALSE(peak.fallback);
   EXPECT_EQ(peak.device_bytes, estimate(s)->peak.device_bytes);
 }
 

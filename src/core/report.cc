@@ -118,6 +118,7 @@ json training_json(const Training& t) {
       {"recompute_layers", t.recompute_layers},
       {"flash_attention", t.flash_attention},
       {"dropout", t.dropout},
+      {"moe_grouped_gemm", t.moe_grouped_gemm},
       {"fp8", fp8_recipe_name(t.fp8)},
       {"fp8_params", t.fp8_params},
   };

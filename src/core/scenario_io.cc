@@ -61,6 +61,10 @@ constexpr OptionSpec kOptions[] = {
     {"flash_attention", K::kBool, "training", "true", "fused/flash attention (no s×s scores kept)",
      ""},
     {"dropout", K::kBool, "training", "false", "dropout on (masks kept for backward)", ""},
+    {"moe_grouped_gemm", K::kBool, "training", "false",
+     "MoE experts as grouped GEMMs (Megatron --moe-grouped-gemm, Transformer Engine): 4 more "
+     "32 MiB cuBLAS workspaces on ranks holding an MoE layer",
+     ""},
     // Fine-tuning (finetune.h)
     {"finetune", K::kChoice, "training", "none",
      "fine-tuning method: none (every unfrozen weight trains), lora, qlora (NF4 base, paged 8-bit "
@@ -467,6 +471,7 @@ std::optional<Error> read_training(const Reader& r, Training& t) {
   if (auto e = r.integer("recompute_layers", t.recompute_layers)) return e;
   if (auto e = r.boolean("flash_attention", t.flash_attention)) return e;
   if (auto e = r.boolean("dropout", t.dropout)) return e;
+  if (auto e = r.boolean("moe_grouped_gemm", t.moe_grouped_gemm)) return e;
   if (auto e = r.dtype("param_dtype", t.param_dtype)) return e;
   if (auto e = r.dtype("grad_dtype", t.grad_dtype)) return e;
   if (auto e = r.boolean("fp32_grad_accum", t.fp32_grad_accumulation)) return e;

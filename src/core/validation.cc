@@ -72,7 +72,8 @@ constexpr std::string_view kKnownTestArgs[] = {"--q-lora-rank",
                                                "--cuda-graph-scope",
                                                "--cuda-graph-modules",
                                                "--first-last-layers-bf16",
-                                               "--pipeline-model-parallel-layout"};
+                                               "--pipeline-model-parallel-layout",
+                                               "--moe-grouped-gemm"};
 
 Result<std::map<std::string, TestArgs>> args_by_test(const std::vector<CsvRow>& rows) {
   std::map<std::string, TestArgs> out;
@@ -224,8 +225,13 @@ Scenario megatron_scenario(const CsvRow& r, const TestArgs& args) {
       if (r["fp8_recipe"] == kFp8RecipeNames[i]) t.fp8 = static_cast<Fp8Recipe>(i);
     t.fp8_params = arg_or(args, "--fp8-param-gather", "false") == "true";
   }
-  // Transformer Engine keeps a 32 MiB cuBLAS workspace of its own beside PyTorch's two.
-  if (r["transformer_impl"] == "transformer_engine") s.overheads.gemm_workspace_bytes = 96ll << 20;
+  // Transformer Engine keeps a 32 MiB cuBLAS workspace of its own beside PyTorch's two, and with
+  // --moe-grouped-gemm one more per stream for its GroupedLinear experts (the local
+  // implementation's grouped GEMM does not use them).
+  if (r["transformer_impl"] == "transformer_engine") {
+    s.overheads.gemm_workspace_bytes = 96ll << 20;
+    t.moe_grouped_gemm = arg_or(args, "--moe-grouped-gemm", "false") == "true";
+  }
   return s;
 }
 

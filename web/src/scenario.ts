@@ -95,6 +95,7 @@ const RESOLVED_PATHS: Record<string, string> = {
   recompute_layers: 'training.recompute_layers',
   flash_attention: 'training.flash_attention',
   dropout: 'training.dropout',
+  moe_grouped_gemm: 'training.moe_grouped_gemm',
   param_dtype: 'training.param_dtype',
   grad_dtype: 'training.grad_dtype',
   fp32_grad_accum: 'training.fp32_grad_accumulation',

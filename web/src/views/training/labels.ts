@@ -83,6 +83,7 @@ export const LABELS: Record<string, string> = {
   recompute_layers: 'Recomputed layers per stage',
   flash_attention: 'Flash attention',
   dropout: 'Dropout',
+  moe_grouped_gemm: 'MoE grouped GEMM (Transformer Engine)',
   param_dtype: 'Parameter dtype',
   grad_dtype: 'Gradient dtype',
   fp32_grad_accum: 'FP32 gradient accumulation',
