@@ -113,6 +113,38 @@ TEST(Pipeline, BalancedSplitSpreadsTheRemainder) {
   EXPECT_TRUE(sparse[16].layers.empty());
 }
 
+TEST(Pipeline, BalancedWithEmbeddingAndLossIsTorchtitansSplit) {
+  // torchtitan's generate_llm_fqn_per_model_part (input and output weight 1): Llama 3.1 405B's
+  // 126 layers + 2 over 8 stages give 15, 16 × 6, 15; over 16 interleaved stages 7, 8 × 14, 7,
+  // so rank 0 (stages 0 and 8) and rank 7 (stages 7 and 15) hold 15 and the others 16.
+  Parallelism p = pipeline(8);
+  p.balanced_split = p.embedding_as_stage = p.loss_as_stage = true;
+  ASSERT_FALSE(validate_pipeline(126, p));
+  auto ranks = layout_pipeline(126, p, 8);
+  EXPECT_EQ(ranks[0].layers.size(), 15u);
+  for (int r = 1; r < 7; ++r) EXPECT_EQ(ranks[r].layers.size(), 16u) << r;
+  EXPECT_EQ(ranks[7].layers.size(), 15u);
+  Parallelism interleaved = pipeline(8, 2);
+  interleaved.balanced_split = interleaved.embedding_as_stage = interleaved.loss_as_stage = true;
+  ASSERT_FALSE(validate_pipeline(126, interleaved));
+  auto chunks = layout_pipeline(126, interleaved, 8);
+  EXPECT_EQ(chunks[0].layers.size(), 15u);
+  EXPECT_EQ(chunks[0].layers.front(), 0);
+  EXPECT_EQ(chunks[0].layers[7], 63);  // stage 8 starts after 7 + 8 × 7 layers
+  EXPECT_EQ(chunks[1].layers.size(), 16u);
+  EXPECT_EQ(chunks[7].layers.size(), 15u);
+  EXPECT_EQ(chunks[7].layers.back(), 125);
+  // With a remainder the first stages take it: 32 + 2 over 8 gives 4 (one fewer than 5), 5, 4 × 5
+  // and 3 — torchtitan's split of a 32-layer model.
+  Parallelism small = pipeline(8);
+  small.balanced_split = small.embedding_as_stage = small.loss_as_stage = true;
+  auto sizes = layout_pipeline(32, small, 8);
+  EXPECT_EQ(sizes[0].layers.size(), 4u);
+  EXPECT_EQ(sizes[1].layers.size(), 5u);
+  EXPECT_EQ(sizes[2].layers.size(), 4u);
+  EXPECT_EQ(sizes[7].layers.size(), 3u);
+}
+
 TEST(Pipeline, IndivisibleLayersNameTheDegree) {
   auto e = validate_pipeline(32, pipeline(5));
   ASSERT_TRUE(e);
