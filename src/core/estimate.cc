@@ -499,13 +499,13 @@ void add_beyond_tensors(const Context& c, const PhaseTotals& phases, StageEstima
   const int64_t grouped = grouped_gemm_workspace_bytes(c.s.training, holds_moe_layer(c, stage));
   Term workspace{Wide{base_workspaces} + grouped, ""};
   if (c.explain)
-    workspace.formula =
-        grouped == 0
-            ? "configurable (--gemm-workspace-mib)"
-            : fmt::format(
-                  "{} MiB (--gemm-workspace-mib) + {} streams × {} MiB (grouped GEMM, "
-                  "--moe-grouped-gemm)",
-                  base_workspaces >> 20, kGroupedGemmStreams, kGroupedGemmWorkspaceBytes >> 20);
+    workspace.formula = grouped == 0
+                            ? "configurable (--gemm-workspace-mib)"
+                            : fmt::format(
+                                  "{} (--gemm-workspace-mib) + {} streams × {} MiB (grouped GEMM, "
+                                  "--moe-grouped-gemm)",
+                                  short_bytes(base_workspaces), kGroupedGemmStreams,
+                                  kGroupedGemmWorkspaceBytes >> 20);
   out.add("GEMM workspaces", std::move(workspace), CountsToward::kAllocated,
           grouped == 0 ? kSourceWorkspace : kSourceGroupedWorkspace);
   if (has_tp_allgather_buffer(c.s)) {

@@ -117,6 +117,7 @@ void randomise_layout(Scenario& s, std::mt19937_64& rng) {
     case 1:
       p.embedding_as_stage = coin(rng);
       p.loss_as_stage = !p.embedding_as_stage || coin(rng);
+      p.balanced_split = coin(rng);  // with both: torchtitan's split
       break;
     case 2: {
       const int64_t per_stage = s.model.num_layers / std::max<int64_t>(p.pp, 1);
@@ -157,7 +158,8 @@ std::string describe(const Scenario& s) {
          std::string(dtype_name(t.optimizer_state_dtype)) + "/" +
          std::string(dtype_name(t.activation_dtype)) +
          (t.fp32_grad_accumulation ? " fp32acc" : "") + (t.master_weights ? " master" : "") +
-         (t.flash_attention ? " flash" : "") + (t.dropout ? " dropout" : "") + " pad" +
+         (t.flash_attention ? " flash" : "") + (t.dropout ? " dropout" : "") +
+         (t.moe_grouped_gemm ? " grouped-gemm" : "") + " pad" +
          std::to_string(s.conventions.vocab_pad_multiple) + " G" +
          std::to_string(s.conventions.gated_mlp_tensors) + " L" +
          std::to_string(s.conventions.loss_bytes_per_logit) +

@@ -164,7 +164,8 @@ std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& pa
     if (par.embedding_as_stage || par.loss_as_stage) what += " plus the embedding/loss units";
     return Error{par.vpp > 1 ? "vpp" : "pp", std::to_string(par.vpp > 1 ? par.vpp : par.pp),
                  "pp·vpp dividing the layer count, an uneven layout (first_stage_layers, "
-                 "last_stage_layers), or pipeline_split balanced",
+                 "last_stage_layers), or pipeline_split balanced (with embedding_stage and "
+                 "loss_stage: torchtitan's split)",
                  what + " (" + std::to_string(units) + ") are not divisible by pp·vpp = " +
                      std::to_string(par.pp) + "·" + std::to_string(par.vpp)};
   }

@@ -290,6 +290,15 @@ Result<PlanRequest> plan_request_from_settings(const json& settings, const FileR
   if (!resolved) return resolved.error();
   r.base = resolved->scenario;
   r.space = space_from(scenario_keys, r.base);
+  // The planner's split kinds are exclusive: torchtitan's split (balanced with the embedding
+  // and loss counted as layers) is not one of them, and dropping either half would plan
+  // another split than the one asked for.
+  const Parallelism& asked = r.base.parallel;
+  if (asked.balanced_split && (asked.embedding_as_stage || asked.loss_as_stage))
+    return Error{"pipeline_split", "balanced",
+                 "even with embedding_stage/loss_stage, or balanced without them",
+                 "plan does not search the balanced split with the embedding or loss counted as "
+                 "layers (torchtitan's split) yet; estimate models it"};
   const bool dense_standard =
       !r.base.model.is_moe() && r.base.model.attention != AttentionKind::kMla;
   if (r.base.training.recompute == Recompute::kSelectiveOp && !dense_standard)

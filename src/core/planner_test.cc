@@ -101,6 +101,15 @@ TEST(Planner, BadSettingsNameTheirField) {
     EXPECT_EQ(field_of(settings), key) << key << " = " << value.dump();
   }
   EXPECT_EQ(field_of(llama8b_on(0)), "gpus");
+  // torchtitan's split (balanced with the embedding and loss as layers) is not a planner split
+  // kind: refused by name rather than planned as another split.
+  json torchtitan_split = llama8b_on(16);
+  torchtitan_split["embedding_stage"] = true;
+  torchtitan_split["loss_stage"] = true;
+  torchtitan_split["pipeline_split"] = "balanced";
+  EXPECT_EQ(field_of(torchtitan_split), "pipeline_split");
+  torchtitan_split.erase("pipeline_split");
+  EXPECT_TRUE(plan_from_settings(torchtitan_split, kNoFiles).ok());
 }
 
 TEST(Planner, FixedValuesNoLayoutCanTakeAreNamed) {
