@@ -87,12 +87,20 @@ std::optional<Error> read_number(const json& settings, const char* key, double& 
   return std::nullopt;
 }
 
-std::optional<PipelineSplit> fixed_split(const json& settings, const Parallelism& p) {
+// The split the settings fix, if any. The planner's split kinds are exclusive: torchtitan's
+// split (balanced with the embedding or loss counted as layers) is not one of them, and mapping
+// it to either half would plan another split than the one asked for.
+Result<std::optional<PipelineSplit>> fixed_split(const json& settings, const Parallelism& p) {
   const bool given = settings.contains("first_stage_layers") ||
                      settings.contains("last_stage_layers") ||
                      settings.contains("embedding_stage") || settings.contains("loss_stage") ||
                      settings.contains("pipeline_split");
-  if (!given) return std::nullopt;
+  if (!given) return std::optional<PipelineSplit>{};
+  if (p.balanced_split && (p.embedding_as_stage || p.loss_as_stage))
+    return Error{"pipeline_split", "balanced",
+                 "even with embedding_stage/loss_stage, or balanced without them",
+                 "plan does not search the balanced split with the embedding or loss counted as "
+                 "layers (torchtitan's split) yet; estimate models it"};
   PipelineSplit split;
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
     split = {SplitKind::kLighterEnds, p.first_stage_layers, p.last_stage_layers};
@@ -104,11 +112,11 @@ std::optional<PipelineSplit> fixed_split(const json& settings, const Parallelism
     split.kind = SplitKind::kLoss;
   else if (p.balanced_split)
     split.kind = SplitKind::kBalanced;
-  return split;
+  return std::optional<PipelineSplit>{split};
 }
 
 // Each layout key given fixes its dimension to the resolved value.
-PlanSpace space_from(const json& settings, const Scenario& s) {
+Result<PlanSpace> space_from(const json& settings, const Scenario& s) {
   const Parallelism& p = s.parallel;
   PlanSpace space;
   auto fix = [&](const char* key, auto& list, auto value) {
@@ -129,7 +137,9 @@ PlanSpace space_from(const json& settings, const Scenario& s) {
   fix("schedule", space.schedule, p.schedule);
   fix("recompute", space.recompute, s.training.recompute);
   fix("fsdp", space.fsdp, p.fsdp);
-  space.fixed_split = fixed_split(settings, p);
+  Result<std::optional<PipelineSplit>> split = fixed_split(settings, p);
+  if (!split) return split.error();
+  space.fixed_split = *split;
   return space;
 }
 
@@ -289,16 +299,9 @@ Result<PlanRequest> plan_request_from_settings(const json& settings, const FileR
   Result<ResolvedScenario> resolved = resolve_scenario(scenario_keys, read_file);
   if (!resolved) return resolved.error();
   r.base = resolved->scenario;
-  r.space = space_from(scenario_keys, r.base);
-  // The planner's split kinds are exclusive: torchtitan's split (balanced with the embedding
-  // and loss counted as layers) is not one of them, and dropping either half would plan
-  // another split than the one asked for.
-  const Parallelism& asked = r.base.parallel;
-  if (asked.balanced_split && (asked.embedding_as_stage || asked.loss_as_stage))
-    return Error{"pipeline_split", "balanced",
-                 "even with embedding_stage/loss_stage, or balanced without them",
-                 "plan does not search the balanced split with the embedding or loss counted as "
-                 "layers (torchtitan's split) yet; estimate models it"};
+  Result<PlanSpace> space = space_from(scenario_keys, r.base);
+  if (!space) return space.error();
+  r.space = *std::move(space);
   const bool dense_standard =
       !r.base.model.is_moe() && r.base.model.attention != AttentionKind::kMla;
   if (r.base.training.recompute == Recompute::kSelectiveOp && !dense_standard)
