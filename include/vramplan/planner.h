@@ -32,8 +32,21 @@ struct ShardingChoice {
 // kEmbeddingAndLoss / kEmbedding / kLoss count the embedding and/or the loss as a layer of the
 // split (Megatron's --account-for-*-in-pipeline-split); kLighterEnds gives the first and last
 // stage fewer layers than the rest (Llama 3's 405B layout; vpp = 1); kBalanced spreads a remainder
-// over the first chunks (nanotron).
-enum class SplitKind { kEven, kEmbeddingAndLoss, kEmbedding, kLoss, kLighterEnds, kBalanced };
+// over the first chunks; kBalancedEmbeddingAndLoss does that with the embedding and the loss
+// counted as one layer each (torchtitan's generate_llm_fqn_per_model_part); kCompute is
+// nanotron's split by compute cost (vpp = 1).
+enum class SplitKind {
+  kEven,
+  kEmbeddingAndLoss,
+  kEmbedding,
+  kLoss,
+  kLighterEnds,
+  kBalanced,
+  kBalancedEmbeddingAndLoss,
+  kCompute
+};
+
+const char* split_name(SplitKind kind);  // "even", "embedding+loss", ..., "compute"
 
 struct PipelineSplit {
   SplitKind kind = SplitKind::kEven;
@@ -70,8 +83,10 @@ struct PlanSpace {
   std::vector<Schedule> schedule;
   std::vector<Recompute> recompute;
   std::vector<FsdpMode> fsdp;
-  std::vector<SplitKind> split;
+  std::vector<SplitKind> split;  // empty: the first six kinds (not torchtitan's nor nanotron's)
   std::optional<PipelineSplit> fixed_split;  // exactly this split (user's first/last layers)
+  // The highest ZeRO stage allowed with pp > 1 (DeepSpeed's pipeline engine refuses ZeRO-2/3).
+  std::optional<int64_t> pipeline_max_zero;
 };
 
 struct PlanRequest {
@@ -186,7 +201,7 @@ std::string render_plan(const PlanResult& result);
 // --- The planner against measurements ---------------------------------------------------------
 // For each (model, GPU count) group of the Ultra-Scale Playbook sweep
 // (data/measurements/ultrascale_playbook_benchmarks.csv): the planner restricted to what nanotron
-// varied there (dp, tp up to 32, pp with its balanced split and 1F1B, ZeRO 0/1, micro-batch; TP
+// varied there (dp, tp up to 32, pp with its compute-cost split and 1F1B, ZeRO 0/1, micro-batch; TP
 // with sequence parallelism; same sequence length and global batch) on H100 80GB nodes of 8, and
 // where its choices rank among the layouts that ran, by measured tokens/s per GPU.
 struct PlannerCheckGroup {

@@ -161,7 +161,8 @@ PipelineShape FastMemoryModel::shape(const Parallelism& par) const {
   // A split whose first or last chunk would hold fewer than zero layers is laid out by
   // estimate() past the model's last layer; leave such layouts to it.
   const int64_t chunks = par.pp * par.vpp;
-  if (chunk_span(base_.model.num_layers, par, 0).size < 0 ||
+  if (par.compute_balanced_split ||  // nanotron's split: estimate() lays it out by compute cost
+      chunk_span(base_.model.num_layers, par, 0).size < 0 ||
       chunk_span(base_.model.num_layers, par, chunks - 1).size < 0) {
     out.fast = false;
     return out;

@@ -42,8 +42,13 @@ void torchtitan(Scenario& s) {
   // unsharded fp32 gradients until its last backward. Its TP plan (parallelize_llama.py apply_tp)
   // redistributes the sequence-sharded norm outputs to Replicate before wq/wk/wv, w1/w3 and the
   // output projection (PrepareModuleInput, ColwiseParallel(input_layouts=Shard(1))), so each of
-  // those linears saves the all-gathered input.
+  // those linears saves the all-gathered input. Pipeline stages: generate_llm_fqn_per_model_part
+  // counts the embedding and the norm + output as one layer each and gives the remainder to the
+  // first stages.
   s.parallel.fsdp = FsdpMode::kFullShard;
+  s.parallel.embedding_as_stage = true;
+  s.parallel.loss_as_stage = true;
+  s.parallel.balanced_split = true;
   s.conventions.sp_saves_gathered_inputs = true;
   s.conventions.fsdp_mixed_precision = true;
   s.conventions.lazy_gradients = true;

@@ -54,6 +54,42 @@ TEST(Frameworks, EachPresetSetsItsConventions) {
   EXPECT_TRUE(hf.conventions.autocast_weight_cache);
 }
 
+std::vector<int64_t> stage_layers(const Scenario& s) {
+  Result<Estimate> e = estimate(s, {.explain = false});
+  EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message());
+  std::vector<int64_t> out(static_cast<size_t>(s.parallel.pp), 0);
+  if (!e.ok()) return out;
+  for (const StageEstimate& stage : e->stages)
+    for (int64_t rank : stage.ranks) out[static_cast<size_t>(rank)] = stage.layers;
+  return out;
+}
+
+TEST(Frameworks, TorchtitanSplitsItsOwnWayUnlessASplitIsGiven) {
+  // generate_llm_fqn_per_model_part: 126 layers + embedding + output over 16 stages.
+  nlohmann::json settings = {{"model", "Llama-3.1-405B"},
+                             {"framework", "torchtitan"},
+                             {"pp", 16},
+                             {"gpus", 128},
+                             {"global_batch", 64}};
+  std::vector<int64_t> want(16, 8);
+  want.front() = want.back() = 7;
+  EXPECT_EQ(stage_layers(resolved(settings)), want);
+  // Any split setting replaces the framework's as a whole: no embedding/loss units left over.
+  settings["first_stage_layers"] = 6;
+  const Scenario own = resolved(settings);
+  EXPECT_FALSE(own.parallel.embedding_as_stage || own.parallel.balanced_split);
+  want.assign(16, 8);
+  want.front() = 6;
+  EXPECT_EQ(stage_layers(own), want);
+  nlohmann::json nano = {
+      {"model", "Llama-3.1-8B"}, {"framework", "nanotron"}, {"pp", 4}, {"pipeline_split", "even"}};
+  EXPECT_FALSE(resolved(nano).parallel.compute_balanced_split);
+  EXPECT_EQ(stage_layers(resolved(nano)), std::vector<int64_t>(4, 8));
+  nano.erase("pipeline_split");
+  nano["first_stage_layers"] = 5;  // used to clash with the compute-cost split
+  EXPECT_EQ(stage_layers(resolved(nano)), (std::vector<int64_t>{5, 9, 9, 9}));
+}
+
 TEST(Frameworks, ExplicitSettingsWinOverThePreset) {
   const Scenario s = resolved(
       {{"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}, {"fsdp", "none"}, {"zero", 1}});

@@ -6,6 +6,9 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/framework_layouts.h"
+#include "core/pipeline.h"
+#include "core/planner_search.h"
 #include "vramplan/planner.h"
 
 namespace vramplan {
@@ -87,23 +90,30 @@ std::optional<Error> read_number(const json& settings, const char* key, double& 
   return std::nullopt;
 }
 
-// The split the settings fix, if any. The planner's split kinds are exclusive: torchtitan's
-// split (balanced with the embedding or loss counted as layers) is not one of them, and mapping
-// it to either half would plan another split than the one asked for.
-Result<std::optional<PipelineSplit>> fixed_split(const json& settings, const Parallelism& p) {
+// The split the settings fix, if any, as the one planner split kind it is. The kinds are
+// exclusive: a combination that is none of them (balanced with only one of the embedding and the
+// loss counted as a layer) is refused rather than planned as another split than the one asked for.
+Result<std::optional<PipelineSplit>> fixed_split(const json& settings, const ModelConfig& model,
+                                                 const Parallelism& p) {
   const bool given = settings.contains("first_stage_layers") ||
                      settings.contains("last_stage_layers") ||
                      settings.contains("embedding_stage") || settings.contains("loss_stage") ||
                      settings.contains("pipeline_split");
   if (!given) return std::optional<PipelineSplit>{};
-  if (p.balanced_split && (p.embedding_as_stage || p.loss_as_stage))
+  if (p.compute_balanced_split) {
+    if (auto e = validate_pipeline(model, p)) return *e;  // names what compute cannot combine with
+    return std::optional<PipelineSplit>{PipelineSplit{SplitKind::kCompute, 0, 0}};
+  }
+  if (p.balanced_split && p.embedding_as_stage != p.loss_as_stage)
     return Error{"pipeline_split", "balanced",
-                 "even with embedding_stage/loss_stage, or balanced without them",
-                 "plan does not search the balanced split with the embedding or loss counted as "
-                 "layers (torchtitan's split) yet; estimate models it"};
+                 "even with embedding_stage/loss_stage, or balanced with both or neither",
+                 "plan searches the balanced split with both the embedding and the loss counted "
+                 "as layers (torchtitan's split) or neither; estimate models the others"};
   PipelineSplit split;
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
     split = {SplitKind::kLighterEnds, p.first_stage_layers, p.last_stage_layers};
+  else if (p.balanced_split && p.embedding_as_stage)
+    split.kind = SplitKind::kBalancedEmbeddingAndLoss;
   else if (p.embedding_as_stage && p.loss_as_stage)
     split.kind = SplitKind::kEmbeddingAndLoss;
   else if (p.embedding_as_stage)
@@ -137,10 +147,10 @@ Result<PlanSpace> space_from(const json& settings, const Scenario& s) {
   fix("schedule", space.schedule, p.schedule);
   fix("recompute", space.recompute, s.training.recompute);
   fix("fsdp", space.fsdp, p.fsdp);
-  Result<std::optional<PipelineSplit>> split = fixed_split(settings, p);
+  Result<std::optional<PipelineSplit>> split = fixed_split(settings, s.model, p);
   if (!split) return split.error();
   space.fixed_split = *split;
-  return space;
+  return restrict_to_framework(std::move(space), settings, s);
 }
 
 Result<Gpu> gpu_of(const ResolvedScenario& resolved) {
@@ -164,24 +174,6 @@ json step_time_json(const StepTime& t) {
           {"ep_comm_s", t.ep_comm_s},     {"cpu_bound_s", t.cpu_bound_s},
           {"pp_bubble_s", t.pp_bubble_s}, {"dp_comm_exposed_s", t.dp_comm_exposed_s},
           {"optimizer_s", t.optimizer_s}, {"step_time_s", t.step_time_s}};
-}
-
-const char* split_name(SplitKind k) {
-  switch (k) {
-    case SplitKind::kEven:
-      return "even";
-    case SplitKind::kEmbeddingAndLoss:
-      return "embedding+loss";
-    case SplitKind::kEmbedding:
-      return "embedding";
-    case SplitKind::kLoss:
-      return "loss";
-    case SplitKind::kLighterEnds:
-      return "lighter-ends";
-    case SplitKind::kBalanced:
-      return "balanced";
-  }
-  return "";
 }
 
 json parallel_json(const PlanLayout& l) {
@@ -228,10 +220,13 @@ json scenario_settings(const PlanResult& p, const PlanLayout& l) {
   s["distributed_optimizer"] = l.sharding.distributed_optimizer;
   if (l.split.first_stage_layers > 0) s["first_stage_layers"] = l.split.first_stage_layers;
   if (l.split.last_stage_layers > 0) s["last_stage_layers"] = l.split.last_stage_layers;
-  const SplitKind k = l.split.kind;
-  s["embedding_stage"] = k == SplitKind::kEmbeddingAndLoss || k == SplitKind::kEmbedding;
-  s["loss_stage"] = k == SplitKind::kEmbeddingAndLoss || k == SplitKind::kLoss;
-  s["pipeline_split"] = k == SplitKind::kBalanced ? "balanced" : "even";
+  Parallelism split;
+  set_split(l.split, split);
+  s["embedding_stage"] = split.embedding_as_stage;
+  s["loss_stage"] = split.loss_as_stage;
+  s["pipeline_split"] = split.compute_balanced_split ? "compute"
+                        : split.balanced_split       ? "balanced"
+                                                     : "even";
   return s;
 }
 

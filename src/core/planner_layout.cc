@@ -9,10 +9,13 @@ namespace vramplan {
 void set_split(const PipelineSplit& split, Parallelism& p) {
   p.first_stage_layers = split.first_stage_layers;
   p.last_stage_layers = split.last_stage_layers;
+  const SplitKind k = split.kind;
+  const bool torchtitan = k == SplitKind::kBalancedEmbeddingAndLoss;
   p.embedding_as_stage =
-      split.kind == SplitKind::kEmbeddingAndLoss || split.kind == SplitKind::kEmbedding;
-  p.loss_as_stage = split.kind == SplitKind::kEmbeddingAndLoss || split.kind == SplitKind::kLoss;
-  p.balanced_split = split.kind == SplitKind::kBalanced;
+      k == SplitKind::kEmbeddingAndLoss || k == SplitKind::kEmbedding || torchtitan;
+  p.loss_as_stage = k == SplitKind::kEmbeddingAndLoss || k == SplitKind::kLoss || torchtitan;
+  p.balanced_split = k == SplitKind::kBalanced || torchtitan;
+  p.compute_balanced_split = k == SplitKind::kCompute;
 }
 
 void apply_layout(const PlanLayout& l, Scenario& s) {
@@ -35,6 +38,28 @@ void apply_layout(const PlanLayout& l, Scenario& s) {
   s.training.recompute = l.recompute;
 }
 
+const char* split_name(SplitKind k) {
+  switch (k) {
+    case SplitKind::kEven:
+      return "even";
+    case SplitKind::kEmbeddingAndLoss:
+      return "embedding+loss";
+    case SplitKind::kEmbedding:
+      return "embedding";
+    case SplitKind::kLoss:
+      return "loss";
+    case SplitKind::kLighterEnds:
+      return "lighter-ends";
+    case SplitKind::kBalanced:
+      return "balanced";
+    case SplitKind::kBalancedEmbeddingAndLoss:
+      return "balanced+embedding+loss";
+    case SplitKind::kCompute:
+      return "compute";
+  }
+  return "";
+}
+
 namespace {
 
 std::string split_text(const PipelineSplit& split) {
@@ -52,6 +77,10 @@ std::string split_text(const PipelineSplit& split) {
                          split.last_stage_layers);
     case SplitKind::kBalanced:
       return " split=balanced";
+    case SplitKind::kBalancedEmbeddingAndLoss:
+      return " split=balanced+embedding+loss";
+    case SplitKind::kCompute:
+      return " split=compute";
   }
   return "";
 }

@@ -73,20 +73,42 @@ bool same_split(const PipelineSplit& a, const PipelineSplit& b) {
 }
 
 // Layers per chunk, or empty when some chunk would hold none (or the split is invalid).
-std::vector<int64_t> chunk_sizes_of(int64_t layers, int64_t pp, int64_t vpp,
+std::vector<int64_t> chunk_sizes_of(const ModelConfig& model, int64_t pp, int64_t vpp,
                                     const PipelineSplit& split) {
   Parallelism p;
   p.pp = pp;
   p.vpp = vpp;
   p.schedule = vpp > 1 ? Schedule::kInterleaved : Schedule::k1F1B;
   set_split(split, p);
-  if (validate_pipeline(layers, p)) return {};
+  if (validate_pipeline(model, p)) return {};
   std::vector<int64_t> sizes;
-  for (int64_t c = 0; c < pp * vpp; ++c) {
-    sizes.push_back(chunk_layers(layers, p, c));
-    if (sizes.back() < 1) return {};
+  if (p.compute_balanced_split) {
+    sizes = compute_cost_split(model, pp);
+  } else {
+    for (int64_t c = 0; c < pp * vpp; ++c) sizes.push_back(chunk_layers(model.num_layers, p, c));
   }
+  if (std::any_of(sizes.begin(), sizes.end(), [](int64_t n) { return n < 1; })) return {};
   return sizes;
+}
+
+// Split kinds in the order that names a split: one whose chunk sizes equal an earlier kind's is
+// that kind. Without a list in the request the planner tries the first six; the last two are
+// framework splits (torchtitan's, nanotron's) searched when the list names them.
+constexpr SplitKind kSplitOrder[] = {SplitKind::kEven,
+                                     SplitKind::kEmbeddingAndLoss,
+                                     SplitKind::kLoss,
+                                     SplitKind::kEmbedding,
+                                     SplitKind::kLighterEnds,
+                                     SplitKind::kBalanced,
+                                     SplitKind::kBalancedEmbeddingAndLoss,
+                                     SplitKind::kCompute};
+constexpr int kDefaultSplitKinds = 6;
+
+bool split_searched(const PlanRequest& r, SplitKind kind) {
+  if (r.space.split.empty())
+    return std::find(kSplitOrder, kSplitOrder + kDefaultSplitKinds, kind) !=
+           kSplitOrder + kDefaultSplitKinds;
+  return allowed(r.space.split, kind);
 }
 
 // The splits the planner tries for (pp, vpp): each allowed kind that applies, once per distinct
@@ -102,17 +124,16 @@ std::vector<PipelineSplit> splits_for(const PlanRequest& r, int64_t pp, int64_t 
     return out;
   }
   if (r.space.fixed_split) {
-    if (!chunk_sizes_of(layers, pp, vpp, *r.space.fixed_split).empty())
+    if (!chunk_sizes_of(r.base.model, pp, vpp, *r.space.fixed_split).empty())
       out.push_back(*r.space.fixed_split);
     return out;
   }
   std::vector<std::vector<int64_t>> seen;
-  for (SplitKind kind : {SplitKind::kEven, SplitKind::kEmbeddingAndLoss, SplitKind::kLoss,
-                         SplitKind::kEmbedding, SplitKind::kLighterEnds, SplitKind::kBalanced}) {
-    if (!allowed(r.space.split, kind)) continue;
+  for (SplitKind kind : kSplitOrder) {
+    if (!split_searched(r, kind)) continue;
     const std::optional<PipelineSplit> split = split_of(kind, layers, pp, vpp);
     if (!split) continue;
-    std::vector<int64_t> sizes = chunk_sizes_of(layers, pp, vpp, *split);
+    std::vector<int64_t> sizes = chunk_sizes_of(r.base.model, pp, vpp, *split);
     if (sizes.empty() || std::find(seen.begin(), seen.end(), sizes) != seen.end()) continue;
     seen.push_back(std::move(sizes));
     out.push_back(*split);
@@ -166,9 +187,11 @@ std::vector<ShardingChoice> shardings_for(const PlanRequest& r, int64_t tp, int6
     all.push_back({0, FsdpMode::kNoShard, 0, false});
   // validate.cc: fp8 training is not modelled with sharded parameters.
   const bool fp8 = r.base.training.fp8 != Fp8Recipe::kNone;
+  const bool pipeline = r.gpus / (tp * cp * dp) > 1;
   std::vector<ShardingChoice> out;
   for (const ShardingChoice& c : all) {
     if (fp8 && shards_parameters(c)) continue;
+    if (pipeline && r.space.pipeline_max_zero && c.zero > *r.space.pipeline_max_zero) continue;
     if (!allowed(r.space.zero, c.zero) || !allowed(r.space.fsdp, c.fsdp) ||
         !allowed(r.space.distributed_optimizer, c.distributed_optimizer) ||
         !allowed(r.space.fsdp_shard_group, c.fsdp_shard_group))
@@ -571,6 +594,12 @@ std::optional<PipelineSplit> split_of(SplitKind kind, int64_t layers, int64_t pp
       return std::nullopt;
     case SplitKind::kBalanced:
       if (chunks <= layers) return PipelineSplit{kind, 0, 0};
+      return std::nullopt;
+    case SplitKind::kBalancedEmbeddingAndLoss:
+      if (chunks <= layers + 2) return PipelineSplit{kind, 0, 0};
+      return std::nullopt;
+    case SplitKind::kCompute:
+      if (vpp == 1 && pp <= layers) return PipelineSplit{kind, 0, 0};
       return std::nullopt;
   }
   return std::nullopt;

@@ -37,6 +37,10 @@ PlanLayout layout_from(const Scenario& s) {
   l.schedule = p.schedule;
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
     l.split = {SplitKind::kLighterEnds, p.first_stage_layers, p.last_stage_layers};
+  else if (p.compute_balanced_split)
+    l.split.kind = SplitKind::kCompute;
+  else if (p.balanced_split && p.embedding_as_stage && p.loss_as_stage)
+    l.split.kind = SplitKind::kBalancedEmbeddingAndLoss;
   else if (p.embedding_as_stage && p.loss_as_stage)
     l.split.kind = SplitKind::kEmbeddingAndLoss;
   else if (p.embedding_as_stage)
@@ -167,6 +171,23 @@ std::vector<ShardingChoice> all_shardings() {
           {0, FsdpMode::kNone, 2, false}};
 }
 
+// Every split kind, in the order that names a split whose sizes two kinds share.
+constexpr SplitKind kAllSplits[] = {SplitKind::kEven,
+                                    SplitKind::kEmbeddingAndLoss,
+                                    SplitKind::kLoss,
+                                    SplitKind::kEmbedding,
+                                    SplitKind::kLighterEnds,
+                                    SplitKind::kBalanced,
+                                    SplitKind::kBalancedEmbeddingAndLoss,
+                                    SplitKind::kCompute};
+
+// Without a list the planner tries the generic kinds; the framework ones only when listed.
+bool searched_kind(const PlanRequest& r, SplitKind kind) {
+  if (r.space.split.empty())
+    return kind != SplitKind::kBalancedEmbeddingAndLoss && kind != SplitKind::kCompute;
+  return std::find(r.space.split.begin(), r.space.split.end(), kind) != r.space.split.end();
+}
+
 // The planner's conventions for tp, sp and the pipeline.
 bool conventional_outer(const PlanRequest& r, const PlanLayout& l) {
   const int64_t layers = r.base.model.num_layers;
@@ -176,7 +197,8 @@ bool conventional_outer(const PlanRequest& r, const PlanLayout& l) {
       (l.vpp != 1 || l.schedule != Schedule::k1F1B || l.split.kind != SplitKind::kEven))
     return false;
   if (l.pp > 1) {
-    // The split is one of split_of's, and no earlier kind gives the same chunk sizes.
+    if (!searched_kind(r, l.split.kind)) return false;
+    // The split is one of split_of's, and no earlier allowed kind gives the same chunk sizes.
     const std::optional<PipelineSplit> want = split_of(l.split.kind, layers, l.pp, l.vpp);
     if (!want || want->first_stage_layers != l.split.first_stage_layers ||
         want->last_stage_layers != l.split.last_stage_layers)
@@ -186,22 +208,27 @@ bool conventional_outer(const PlanRequest& r, const PlanLayout& l) {
       PlanLayout probe = l;
       probe.split = split;
       apply_layout(probe, s);
-      if (validate_pipeline(layers, s.parallel)) return std::vector<size_t>{};
+      if (validate_pipeline(r.base.model, s.parallel)) return std::vector<size_t>{};
+      // A rank's chunks are its runs of consecutive layers; chunk k is run k / pp of rank k % pp.
+      std::vector<std::vector<size_t>> runs;
+      for (const RankLayout& rank : layout_pipeline(r.base.model, s.parallel, 1)) {
+        runs.emplace_back();
+        for (size_t i = 0; i < rank.layers.size(); ++i) {
+          if (i == 0 || rank.layers[i] != rank.layers[i - 1] + 1) runs.back().push_back(0);
+          ++runs.back().back();
+        }
+        // Every chunk must hold a layer.
+        if (runs.back().size() != static_cast<size_t>(l.vpp)) return std::vector<size_t>{};
+      }
       std::vector<size_t> out;
-      for (const RankLayout& rank : layout_pipeline(layers, s.parallel, 1))
-        out.push_back(rank.layers.size());
-      // Every chunk must hold a layer: each rank holds at least vpp.
-      for (size_t n : out)
-        if (n < static_cast<size_t>(l.vpp)) return std::vector<size_t>{};
+      for (int64_t k = 0; k < l.pp * l.vpp; ++k) out.push_back(runs[k % l.pp][k / l.pp]);
       return out;
     };
     const std::vector<size_t> mine = sizes(l.split);
     if (mine.empty()) return false;
-    const SplitKind order[] = {SplitKind::kEven,        SplitKind::kEmbeddingAndLoss,
-                               SplitKind::kLoss,        SplitKind::kEmbedding,
-                               SplitKind::kLighterEnds, SplitKind::kBalanced};
-    for (SplitKind earlier : order) {
+    for (SplitKind earlier : kAllSplits) {
       if (earlier == l.split.kind) break;
+      if (!searched_kind(r, earlier)) continue;
       const std::optional<PipelineSplit> other = split_of(earlier, layers, l.pp, l.vpp);
       if (other && sizes(*other) == mine) return false;
     }
@@ -248,9 +275,7 @@ void for_each_superset_layout(const PlanRequest& r, const Superset& sup, F f) {
         for (int64_t vpp = 1; vpp <= 4; ++vpp)
           for (bool sp : {false, true})
             for (Schedule sched : {Schedule::k1F1B, Schedule::kInterleaved, Schedule::kGPipe})
-              for (SplitKind kind :
-                   {SplitKind::kEven, SplitKind::kEmbeddingAndLoss, SplitKind::kEmbedding,
-                    SplitKind::kLoss, SplitKind::kLighterEnds, SplitKind::kBalanced}) {
+              for (SplitKind kind : kAllSplits) {
                 PipelineSplit split{kind, 0, 0};
                 if (kind == SplitKind::kLighterEnds) {
                   const auto s = split_of(kind, r.base.model.num_layers, pp, vpp);
@@ -315,6 +340,28 @@ TEST(PlannerSearch, SearchesExactlyTheValidLayoutsOfADenseModel) {
     sup.micro_batches = {1, 2, 3, 4, 5, 6, 12};
     expect_search_equals_brute_force(r, sup);
   }
+}
+
+TEST(PlannerSearch, SearchesExactlyTheValidLayoutsWithEverySplitKind) {
+  // torchtitan's and nanotron's splits beside the generic ones. 9 layers over 4 stages:
+  // torchtitan's 2, 3, 3, 1 is no other kind's; nanotron's compute-cost split gives the stage
+  // with the LM head fewer layers.
+  ModelConfig m = tiny_dense();
+  m.num_layers = 9;
+  m.moe_layers.assign(9, false);
+  m.layer_attention.assign(9, LayerAttention::kFull);
+  PlanRequest r = request_for(m, 4, 96, 12);
+  r.space.split.assign(std::begin(kAllSplits), std::end(kAllSplits));
+  r.space.micro_batch = {1, 2};
+  Superset sup;
+  sup.micro_batches = {1, 2};
+  expect_search_equals_brute_force(r, sup);
+  int64_t rejected = 0;
+  std::set<SplitKind> kinds;
+  for (const auto& [key, layout] : expected_layouts(r, sup, &rejected))
+    kinds.insert(layout.split.kind);
+  EXPECT_TRUE(kinds.count(SplitKind::kBalancedEmbeddingAndLoss));
+  EXPECT_TRUE(kinds.count(SplitKind::kCompute));
 }
 
 TEST(PlannerSearch, SearchesExactlyTheValidLayoutsOfAnMoeModel) {
@@ -496,6 +543,25 @@ TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsUnderTorchtitansConventions)
   }
   EXPECT_FALSE(limits.empty());
   for (int64_t limit : limits) expect_matches_brute_force(r, all, limit);
+}
+
+TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsWithTorchtitansSplit) {
+  // 9 layers over 4 stages: torchtitan's split (2, 3, 3, 1) is searched beside the others.
+  ModelConfig m = wide_tiny_dense();
+  m.num_layers = 9;
+  m.moe_layers.assign(9, false);
+  m.layer_attention.assign(9, LayerAttention::kFull);
+  PlanRequest r = request_for(m, 4, 16, 16);
+  apply_framework(Framework::kTorchtitan, r.base);
+  r.space.split.assign(std::begin(kAllSplits), std::end(kAllSplits) - 1);
+  const std::vector<PlanCandidate> all = brute_force_all(r);
+  EXPECT_TRUE(std::any_of(all.begin(), all.end(), [](const PlanCandidate& c) {
+    return c.layout.split.kind == SplitKind::kBalancedEmbeddingAndLoss;
+  }));
+  int64_t pruned = 0;
+  for (double q : {0.02, 0.2, 0.5})
+    pruned += expect_matches_brute_force(r, all, quantile_limit(all, q));
+  EXPECT_GT(pruned, 0);
 }
 
 TEST(PlannerSearch, PruningNeverDropsALayoutThatFitsForMoe) {

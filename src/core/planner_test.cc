@@ -101,15 +101,41 @@ TEST(Planner, BadSettingsNameTheirField) {
     EXPECT_EQ(field_of(settings), key) << key << " = " << value.dump();
   }
   EXPECT_EQ(field_of(llama8b_on(0)), "gpus");
-  // torchtitan's split (balanced with the embedding and loss as layers) is not a planner split
-  // kind: refused by name rather than planned as another split.
-  json torchtitan_split = llama8b_on(16);
-  torchtitan_split["embedding_stage"] = true;
-  torchtitan_split["loss_stage"] = true;
-  torchtitan_split["pipeline_split"] = "balanced";
-  EXPECT_EQ(field_of(torchtitan_split), "pipeline_split");
-  torchtitan_split.erase("pipeline_split");
-  EXPECT_TRUE(plan_from_settings(torchtitan_split, kNoFiles).ok());
+  // Balanced with only the embedding as a layer is no planner split kind: refused by name
+  // rather than planned as another split. With the loss too it is torchtitan's split.
+  json half_split = llama8b_on(16);
+  half_split["embedding_stage"] = true;
+  half_split["pipeline_split"] = "balanced";
+  EXPECT_EQ(field_of(half_split), "pipeline_split");
+  half_split["loss_stage"] = true;
+  EXPECT_TRUE(plan_from_settings(half_split, kNoFiles).ok());
+}
+
+TEST(Planner, PlansTorchtitansSplitWhenAskedFor) {
+  json settings = llama8b_on(16);
+  settings["embedding_stage"] = true;
+  settings["loss_stage"] = true;
+  settings["pipeline_split"] = "balanced";
+  settings["pp"] = 4;  // 32 layers + 2 units: 9, 9, 8, 8 less the embedding and the loss
+  settings["top"] = 50;
+  Result<PlanResult> p = plan_from_settings(settings, kNoFiles);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_FALSE(p->candidates.empty());
+  for (const PlanCandidate& c : p->candidates)
+    EXPECT_EQ(c.layout.split.kind, SplitKind::kBalancedEmbeddingAndLoss);
+  const json out = plan_to_json(*p);
+  const json& scenario = out["candidates"][0]["scenario"];
+  EXPECT_EQ(scenario["pipeline_split"], "balanced");
+  EXPECT_EQ(scenario["embedding_stage"], true);
+  EXPECT_EQ(scenario["loss_stage"], true);
+  Result<ResolvedScenario> back = resolve_scenario(scenario, kNoFiles);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  Result<Estimate> est = estimate(back->scenario);
+  ASSERT_TRUE(est.ok());
+  ASSERT_EQ(est->stages.size(), 4u);
+  EXPECT_EQ(est->stages.front().layers, 8);
+  EXPECT_EQ(est->stages.back().layers, 7);
+  EXPECT_EQ(est->peak.device_bytes, p->candidates.front().device_bytes);
 }
 
 TEST(Planner, FixedValuesNoLayoutCanTakeAreNamed) {

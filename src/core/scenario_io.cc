@@ -509,7 +509,22 @@ std::optional<Error> read_world(const Reader& r, Parallelism& p) {
   return std::nullopt;
 }
 
+// The settings that choose the pipeline split. A framework's split (nanotron's compute-cost one,
+// torchtitan's balanced one with the embedding and loss as layers) is a default: any of these
+// replaces it as a whole, so it never mixes with the user's split.
+constexpr const char* kSplitKeys[] = {"first_stage_layers", "last_stage_layers", "embedding_stage",
+                                      "loss_stage", "pipeline_split"};
+
+void drop_framework_split(const Reader& r, Parallelism& p) {
+  if (std::none_of(std::begin(kSplitKeys), std::end(kSplitKeys),
+                   [&](const char* key) { return r.has(key); }))
+    return;
+  p.first_stage_layers = p.last_stage_layers = 0;
+  p.embedding_as_stage = p.loss_as_stage = p.balanced_split = p.compute_balanced_split = false;
+}
+
 std::optional<Error> read_parallel(const Reader& r, Parallelism& p) {
+  drop_framework_split(r, p);
   const std::pair<const char*, int64_t*> ints[] = {{"tp", &p.tp},
                                                    {"pp", &p.pp},
                                                    {"vpp", &p.vpp},
@@ -533,7 +548,7 @@ std::optional<Error> read_parallel(const Reader& r, Parallelism& p) {
   static constexpr std::array<const char*, 3> kSplitNames = {"even", "balanced", "compute"};
   int split = 0;
   if (auto e = r.choice("pipeline_split", kSplitNames, split)) return e;
-  if (r.has("pipeline_split")) {  // otherwise the framework's split stays
+  if (r.has("pipeline_split")) {
     p.balanced_split = split == 1;
     p.compute_balanced_split = split == 2;
   }

@@ -130,6 +130,41 @@ test("a candidate's estimate link opens the training view on the same peak", asy
   assert.equal(shown, estimate.body.peak.device_bytes);
 });
 
+test('a framework limits the search to the layouts it runs', async () => {
+  await page.goto(`${server.url}?view=plan`);
+  await page.selectOption('#plan-model', SEARCH.model);
+  await page.selectOption('#plan-gpu', SEARCH.gpu);
+  for (const key of ['gpus', 'seq_len', 'global_batch', 'top'])
+    await page.fill(`#plan-${key}`, String(SEARCH[key]));
+  await page.selectOption('#plan-framework', 'nanotron');
+  await page.click('#plan-run');
+  await searched();
+  await page.locator('#plan-table').waitFor();
+  const api = await postApi(server.url, '/api/plan', { ...SEARCH, framework: 'nanotron' });
+  assert.equal(api.status, 200);
+  const rows = await shownRows();
+  assert.deepEqual(
+    rows.map((r) => r.layout),
+    api.body.candidates.map((c) => c.layout),
+  );
+  for (const row of rows) assert.match(row.layout, /zero[01]$/, 'nanotron has ZeRO-1 at most');
+
+  await page.click('form.plan-form details summary'); // the fixed dimensions fold open
+  await page.selectOption('#plan-zero', '2');
+  await page.click('#plan-run');
+  await searched();
+  const refused = await postApi(server.url, '/api/plan', {
+    ...SEARCH,
+    framework: 'nanotron',
+    zero: 2,
+  });
+  assert.equal(refused.status, 400);
+  assert.equal(refused.body.error.field, 'zero');
+  const message = page.locator('#plan-zero-error');
+  await message.waitFor({ state: 'visible' });
+  assert.equal(await message.textContent(), refused.body.error.message);
+});
+
 test('the plan view works on a phone', async () => {
   const phone = await openPage(
     `${server.url}?view=plan&model=Llama-3.1-8B&gpus=16&global_batch=64`,

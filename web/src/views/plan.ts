@@ -149,7 +149,7 @@ class PlanPage {
       return this.select(
         id,
         (field.choices ?? []).map((c) => [c, c]),
-        'any (searched)',
+        field.key === 'framework' ? 'none (generic)' : 'any (searched)',
       );
     return el('input', {
       type: 'text',

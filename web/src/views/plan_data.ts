@@ -28,6 +28,13 @@ export const MAIN_FIELDS: PlanField[] = [
   },
   { key: 'gpu', label: 'GPU type', kind: 'choice', help: 'from the GPU catalog' },
   {
+    key: 'framework',
+    label: 'Framework',
+    kind: 'choice',
+    help: 'its memory conventions, and only the layouts it can run (docs/frameworks.md)',
+    choices: ['megatron', 'torchtitan', 'deepspeed', 'nanotron', 'hf-trainer'],
+  },
+  {
     key: 'gpus_per_node',
     label: 'GPUs per node',
     kind: 'integer',

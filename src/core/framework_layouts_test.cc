@@ -1,0 +1,176 @@
+#include "core/framework_layouts.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "vramplan/estimate.h"
+#include "vramplan/scenario_io.h"
+
+namespace vramplan {
+namespace {
+
+using nlohmann::json;
+
+const FileReader kNoFiles;
+
+json llama8b(const char* framework, int64_t gpus) {
+  return {{"model", "Llama-3.1-8B"}, {"gpus", gpus},       {"seq_len", 4096},
+          {"global_batch", 64},      {"top", 1000},        {"framework", framework}};
+}
+
+PlanResult planned(const json& settings) {
+  Result<PlanResult> p = plan_from_settings(settings, kNoFiles);
+  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message());
+  return p.ok() ? *p : PlanResult{};
+}
+
+// Every candidate's scenario, estimated again, has the candidate's peak.
+void expect_candidates_reestimate(const PlanResult& p) {
+  const json out = plan_to_json(p);
+  for (size_t i = 0; i < p.candidates.size(); ++i) {
+    Result<ResolvedScenario> again = resolve_scenario(out["candidates"][i]["scenario"], kNoFiles);
+    ASSERT_TRUE(again.ok()) << again.error().message();
+    Result<Estimate> est = estimate(again->scenario, {.explain = false});
+    ASSERT_TRUE(est.ok()) << est.error().message();
+    EXPECT_EQ(est->peak.device_bytes, p.candidates[i].device_bytes)
+        << layout_name(p.candidates[i].layout);
+  }
+}
+
+std::string field_of(const json& settings) {
+  Result<PlanResult> p = plan_from_settings(settings, kNoFiles);
+  return p.ok() ? "" : p.error().field;
+}
+
+TEST(FrameworkLayouts, NanotronPlansOnlyWhatNanotronRuns) {
+  const PlanResult p = planned(llama8b("nanotron", 16));
+  ASSERT_GT(p.candidates.size(), 20u);
+  bool pipelined = false;
+  for (const PlanCandidate& c : p.candidates) {
+    const PlanLayout& l = c.layout;
+    EXPECT_LE(l.sharding.zero, 1) << layout_name(l);
+    EXPECT_EQ(l.sharding.fsdp, FsdpMode::kNone);
+    EXPECT_FALSE(l.sharding.distributed_optimizer);
+    EXPECT_EQ(l.vpp, 1);
+    if (l.pp > 1) {
+      pipelined = true;
+      EXPECT_EQ(l.split.kind, SplitKind::kCompute) << layout_name(l);
+    }
+  }
+  EXPECT_TRUE(pipelined);
+  expect_candidates_reestimate(p);
+}
+
+TEST(FrameworkLayouts, NanotronsSplitIsTheOneItsEstimateUses) {
+  json settings = llama8b("nanotron", 16);
+  settings["pp"] = 4;
+  settings["top"] = 3;
+  const PlanResult p = planned(settings);
+  ASSERT_FALSE(p.candidates.empty());
+  const json scenario = plan_to_json(p)["candidates"][0]["scenario"];
+  EXPECT_EQ(scenario["pipeline_split"], "compute");
+  expect_candidates_reestimate(p);
+}
+
+TEST(FrameworkLayouts, TorchtitanPlansFsdpOrDdpAndItsOwnSplit) {
+  json settings = llama8b("torchtitan", 16);
+  settings["pp"] = 4;
+  const PlanResult p = planned(settings);
+  ASSERT_FALSE(p.candidates.empty());
+  bool own_split = false;
+  for (const PlanCandidate& c : p.candidates) {
+    const ShardingChoice& sh = c.layout.sharding;
+    EXPECT_EQ(sh.zero, 0) << layout_name(c.layout);
+    EXPECT_FALSE(sh.distributed_optimizer);
+    own_split |= c.layout.split.kind == SplitKind::kBalancedEmbeddingAndLoss;
+  }
+  EXPECT_TRUE(own_split);  // 34 units over 4 stages: 8, 9, 8, 7 — no other kind's sizes
+  expect_candidates_reestimate(p);
+}
+
+TEST(FrameworkLayouts, DeepspeedKeepsZeroTwoAndThreeOutOfItsPipeline) {
+  const PlanResult p = planned(llama8b("deepspeed", 16));
+  bool zero3 = false, pipelined = false;
+  for (const PlanCandidate& c : p.candidates) {
+    const PlanLayout& l = c.layout;
+    if (l.pp > 1) {
+      pipelined = true;
+      EXPECT_LE(l.sharding.zero, 1) << layout_name(l);
+      EXPECT_EQ(l.vpp, 1);
+      EXPECT_EQ(l.schedule, Schedule::k1F1B);
+    }
+    zero3 |= l.sharding.zero == 3;
+    EXPECT_EQ(l.sharding.fsdp, FsdpMode::kNone);
+    EXPECT_FALSE(l.sharding.distributed_optimizer);
+  }
+  EXPECT_TRUE(zero3);
+  EXPECT_TRUE(pipelined);
+  json both = llama8b("deepspeed", 16);
+  both["pp"] = 2;
+  both["zero"] = 2;
+  EXPECT_EQ(field_of(both), "zero");
+  both.erase("pp");
+  EXPECT_EQ(field_of(both), "");  // ZeRO-2 without a pipeline
+}
+
+TEST(FrameworkLayouts, HfTrainerHasNoPipelineAndMegatronNoGpipe) {
+  for (const PlanCandidate& c : planned(llama8b("hf-trainer", 16)).candidates)
+    EXPECT_EQ(c.layout.pp, 1) << layout_name(c.layout);
+  bool interleaved = false;
+  for (const PlanCandidate& c : planned(llama8b("megatron", 16)).candidates) {
+    EXPECT_NE(c.layout.schedule, Schedule::kGPipe) << layout_name(c.layout);
+    interleaved |= c.layout.schedule == Schedule::kInterleaved;
+  }
+  EXPECT_TRUE(interleaved);
+}
+
+TEST(FrameworkLayouts, WithoutAFrameworkEverythingIsSearched) {
+  json settings = llama8b("megatron", 16);
+  settings.erase("framework");
+  Result<PlanRequest> r = plan_request_from_settings(settings, kNoFiles);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->space.zero.empty());
+  EXPECT_TRUE(r->space.schedule.empty());
+  EXPECT_TRUE(r->space.split.empty());
+  EXPECT_FALSE(r->space.pipeline_max_zero.has_value());
+}
+
+TEST(FrameworkLayouts, AFixedSettingTheFrameworkLacksIsRefusedByName) {
+  const std::vector<std::tuple<const char*, const char*, json>> cases = {
+      {"nanotron", "zero", 2},
+      {"nanotron", "fsdp", "full_shard"},
+      {"nanotron", "vpp", 2},
+      {"nanotron", "pipeline_split", "even"},
+      {"nanotron", "first_stage_layers", 6},
+      {"torchtitan", "zero", 1},
+      {"torchtitan", "distributed_optimizer", true},
+      {"deepspeed", "fsdp", "full_shard"},
+      {"deepspeed", "schedule", "gpipe"},
+      {"hf-trainer", "pp", 2},
+      {"megatron", "schedule", "gpipe"}};
+  for (const auto& [framework, key, value] : cases) {
+    json settings = llama8b(framework, 16);
+    settings[key] = value;
+    Result<PlanResult> p = plan_from_settings(settings, kNoFiles);
+    ASSERT_FALSE(p.ok()) << framework << " " << key;
+    EXPECT_EQ(p.error().field, key) << framework;
+    EXPECT_NE(p.error().accepted.find(std::string("under --framework ") + framework),
+              std::string::npos)
+        << p.error().accepted;
+  }
+  json ok = llama8b("nanotron", 16);
+  ok["zero"] = 1;
+  ok["schedule"] = "gpipe";
+  EXPECT_EQ(field_of(ok), "");
+}
+
+TEST(FrameworkLayouts, EveryFrameworkNamesItsSource) {
+  for (Framework f : {Framework::kMegatron, Framework::kTorchtitan, Framework::kDeepspeed,
+                      Framework::kNanotron, Framework::kHfTrainer})
+    EXPECT_GT(std::string(framework_layouts(f).source).size(), 20u) << framework_name(f);
+}
+
+}  // namespace
+}  // namespace vramplan
