@@ -8,6 +8,7 @@
 
 #include "core/activations.h"
 #include "core/finetune_rows.h"
+#include "core/framework_layouts.h"
 #include "core/model_states.h"
 #include "core/pipeline.h"
 #include "core/term.h"
@@ -667,6 +668,12 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
     est.warnings.push_back(
         "moe_grouped_gemm has no effect: the model has no experts (no grouped-GEMM workspaces "
         "counted)");
+  const std::vector<std::string> outside = layout_outside_framework(s);
+  if (!outside.empty())
+    est.warnings.push_back(fmt::format(
+        "{} does not run this layout: {}; estimated as given ({})",
+        framework_name(static_cast<Framework>(s.framework_id)), fmt::join(outside, "; "),
+        framework_layouts(static_cast<Framework>(s.framework_id)).source));
   if (s.overheads.per_layer_cuda_graphs)
     est.warnings.push_back(
         "CUDA-graph pools are NeMo's measured ~20% of the layer activations, not a mechanism: "

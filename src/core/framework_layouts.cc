@@ -141,6 +141,46 @@ FrameworkLayouts framework_layouts(Framework framework) {
   return {};
 }
 
+std::optional<SplitKind> split_kind_of(const Parallelism& p) {
+  if (p.compute_balanced_split) return SplitKind::kCompute;
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) return SplitKind::kLighterEnds;
+  if (p.balanced_split) {
+    if (p.embedding_as_stage != p.loss_as_stage) return std::nullopt;
+    return p.embedding_as_stage ? SplitKind::kBalancedEmbeddingAndLoss : SplitKind::kBalanced;
+  }
+  if (p.embedding_as_stage && p.loss_as_stage) return SplitKind::kEmbeddingAndLoss;
+  if (p.embedding_as_stage) return SplitKind::kEmbedding;
+  if (p.loss_as_stage) return SplitKind::kLoss;
+  return SplitKind::kEven;
+}
+
+std::vector<std::string> layout_outside_framework(const Scenario& s) {
+  std::vector<std::string> out;
+  if (s.framework_id < 0) return out;
+  const auto framework = static_cast<Framework>(s.framework_id);
+  const FrameworkLayouts f = framework_layouts(framework);
+  const Parallelism& p = s.parallel;
+  auto check = [&](const char* key, const auto& runs, const auto& value) {
+    if (listed(runs, value)) return;
+    out.push_back(fmt::format("{} = {} (it runs {})", key, as_text(value),
+                              names(runs, [](const auto& x) { return as_text(x); })));
+  };
+  check("pp", f.pp, p.pp);
+  check("zero", f.zero, p.zero);
+  check("fsdp", f.fsdp, p.fsdp);
+  check("distributed_optimizer", f.distributed_optimizer, p.distributed_optimizer);
+  if (p.pp > 1) {
+    check("vpp", f.vpp, p.vpp);
+    check("schedule", f.schedule, p.schedule);
+    if (const std::optional<SplitKind> kind = split_kind_of(p))
+      check("pipeline_split", f.split, *kind);
+    if (f.pipeline_max_zero && p.zero > *f.pipeline_max_zero)
+      out.push_back(fmt::format("zero = {} with pp = {} (it runs ZeRO 0 to {} with a pipeline)",
+                                p.zero, p.pp, *f.pipeline_max_zero));
+  }
+  return out;
+}
+
 Result<PlanSpace> restrict_to_framework(PlanSpace space, const json& settings,
                                         const Scenario& scenario) {
   if (scenario.framework_id < 0) return space;
@@ -166,10 +206,10 @@ Result<PlanSpace> restrict_to_framework(PlanSpace space, const json& settings,
   // Both fixed: no layout of the framework has them together.
   if (f.pipeline_max_zero && settings.contains("zero") && settings.contains("pp") &&
       space.pp.front() > 1 && space.zero.front() > *f.pipeline_max_zero)
-    return Error{"zero", as_text(space.zero.front()),
-                 fmt::format("0 to {} with pp > 1 under --framework {}", *f.pipeline_max_zero,
-                             name),
-                 f.source};
+    return Error{
+        "zero", as_text(space.zero.front()),
+        fmt::format("0 to {} with pp > 1 under --framework {}", *f.pipeline_max_zero, name),
+        f.source};
   return space;
 }
 

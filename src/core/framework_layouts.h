@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "vramplan/error.h"
 #include "vramplan/frameworks.h"
@@ -25,6 +27,15 @@ struct FrameworkLayouts {
 };
 
 FrameworkLayouts framework_layouts(Framework framework);
+
+// The split kind a parallelism's split fields describe (set_split's inverse), or nothing for a
+// combination that is no planner kind (balanced with only one of embedding/loss).
+std::optional<SplitKind> split_kind_of(const Parallelism& parallel);
+
+// What of the scenario's layout its framework does not run, in words ("zero = 2 (nanotron runs
+// 0, 1)"), each with the framework's source; empty when it runs all of it or no framework is set.
+// estimate() still estimates such a layout as given and says so in a warning.
+std::vector<std::string> layout_outside_framework(const Scenario& scenario);
 
 // `space` restricted to what the scenario's framework runs (none: unchanged). A dimension the
 // settings fixed (a key present in `settings`) must be one the framework runs, else an Error

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "core/planner_search.h"
 #include "vramplan/estimate.h"
 #include "vramplan/scenario_io.h"
 
@@ -16,8 +17,8 @@ using nlohmann::json;
 const FileReader kNoFiles;
 
 json llama8b(const char* framework, int64_t gpus) {
-  return {{"model", "Llama-3.1-8B"}, {"gpus", gpus},       {"seq_len", 4096},
-          {"global_batch", 64},      {"top", 1000},        {"framework", framework}};
+  return {{"model", "Llama-3.1-8B"}, {"gpus", gpus}, {"seq_len", 4096},
+          {"global_batch", 64},      {"top", 1000},  {"framework", framework}};
 }
 
 PlanResult planned(const json& settings) {
@@ -164,6 +165,62 @@ TEST(FrameworkLayouts, AFixedSettingTheFrameworkLacksIsRefusedByName) {
   ok["zero"] = 1;
   ok["schedule"] = "gpipe";
   EXPECT_EQ(field_of(ok), "");
+}
+
+Scenario resolved(const json& settings) {
+  Result<ResolvedScenario> r = resolve_scenario(settings, kNoFiles);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+  return r.ok() ? r->scenario : Scenario{};
+}
+
+TEST(FrameworkLayouts, AnEstimateOutsideTheFrameworkSaysSo) {
+  // DeepSpeed's default ZeRO-2 with pipeline stages: estimated as given, with a warning.
+  json settings = {{"model", "Llama-3.1-8B"}, {"gpus", 16}, {"pp", 2}, {"framework", "deepspeed"}};
+  Scenario s = resolved(settings);
+  EXPECT_EQ(layout_outside_framework(s),
+            std::vector<std::string>{"zero = 2 with pp = 2 (it runs ZeRO 0 to 1 with a pipeline)"});
+  Result<Estimate> e = estimate(s);
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(std::any_of(e->warnings.begin(), e->warnings.end(), [](const std::string& w) {
+    return w.find("deepspeed does not run this layout") != std::string::npos;
+  }));
+  settings["zero"] = 1;
+  EXPECT_TRUE(layout_outside_framework(resolved(settings)).empty());
+  settings = {{"model", "Llama-3.1-8B"},
+              {"gpus", 16},
+              {"pp", 2},
+              {"vpp", 2},
+              {"zero", 2},
+              {"framework", "nanotron"},
+              {"pipeline_split", "even"}};
+  EXPECT_EQ(layout_outside_framework(resolved(settings)),
+            (std::vector<std::string>{"zero = 2 (it runs 0, 1)", "vpp = 2 (it runs 1)",
+                                      "schedule = interleaved (it runs 1f1b, gpipe)",
+                                      "pipeline_split = even (it runs compute)"}));
+  settings.erase("framework");
+  EXPECT_TRUE(layout_outside_framework(resolved(settings)).empty());
+  // Each framework's own defaults are layouts it runs.
+  for (const char* f : {"megatron", "torchtitan", "deepspeed", "nanotron", "hf-trainer"}) {
+    EXPECT_TRUE(
+        layout_outside_framework(resolved({{"model", "Llama-3.1-8B"}, {"framework", f}})).empty())
+        << f;
+  }
+}
+
+TEST(FrameworkLayouts, SplitKindOfInvertsTheSplitFields) {
+  for (SplitKind k :
+       {SplitKind::kEven, SplitKind::kEmbeddingAndLoss, SplitKind::kEmbedding, SplitKind::kLoss,
+        SplitKind::kBalanced, SplitKind::kBalancedEmbeddingAndLoss, SplitKind::kCompute}) {
+    Parallelism p;
+    set_split({k, 0, 0}, p);
+    EXPECT_EQ(split_kind_of(p), k) << split_name(k);
+  }
+  Parallelism p;
+  set_split({SplitKind::kLighterEnds, 3, 3}, p);
+  EXPECT_EQ(split_kind_of(p), SplitKind::kLighterEnds);
+  p = Parallelism{};
+  p.balanced_split = p.loss_as_stage = true;
+  EXPECT_FALSE(split_kind_of(p).has_value());
 }
 
 TEST(FrameworkLayouts, EveryFrameworkNamesItsSource) {
