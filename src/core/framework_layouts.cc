@@ -5,14 +5,12 @@
 #include <algorithm>
 #include <string>
 
+#include "core/planner_search.h"
+
 namespace vramplan {
 namespace {
 
 using nlohmann::json;
-
-constexpr SplitKind kGenericSplits[] = {SplitKind::kEven,        SplitKind::kEmbeddingAndLoss,
-                                        SplitKind::kLoss,        SplitKind::kEmbedding,
-                                        SplitKind::kLighterEnds, SplitKind::kBalanced};
 
 FrameworkLayouts megatron() {
   FrameworkLayouts f;
@@ -33,7 +31,7 @@ FrameworkLayouts torchtitan() {
   // are sharded whenever anything is, so there is no ZeRO-1/2 and no distributed optimizer.
   f.zero = {0};
   f.distributed_optimizer = {false};
-  f.split.assign(std::begin(kGenericSplits), std::end(kGenericSplits));
+  f.split.assign(kSplitOrder, kSplitOrder + kGenericSplitKinds);
   f.split.push_back(SplitKind::kBalancedEmbeddingAndLoss);
   f.source =
       "torchtitan shards with FSDP2 fully_shard, HSDP or DDP: no ZeRO-1/2 and no distributed "
@@ -64,8 +62,9 @@ FrameworkLayouts nanotron() {
   f.distributed_optimizer = {false};
   f.split = {SplitKind::kCompute};
   f.source =
-      "nanotron has ZeRO-1 at most, the 1F1B and AFAB pipeline engines without virtual stages "
-      "(config/parallelism_config.py) and places layers by compute cost (models/base.py)";
+      "nanotron has ZeRO-1 at most (helpers.py: ZeroDistributedOptimizer for any zero_stage), "
+      "the 1F1B and AFAB pipeline engines without virtual stages (config/parallelism_config.py) "
+      "and places layers by compute cost (models/base.py)";
   return f;
 }
 
@@ -123,6 +122,40 @@ const char* split_key(const json& settings) {
   return "pipeline_split";
 }
 
+// A split kind in the settings that choose it.
+const char* split_settings(SplitKind k) {
+  switch (k) {
+    case SplitKind::kEven:
+      return "pipeline_split even";
+    case SplitKind::kEmbeddingAndLoss:
+      return "embedding_stage and loss_stage";
+    case SplitKind::kEmbedding:
+      return "embedding_stage";
+    case SplitKind::kLoss:
+      return "loss_stage";
+    case SplitKind::kLighterEnds:
+      return "first_stage_layers/last_stage_layers";
+    case SplitKind::kBalanced:
+      return "pipeline_split balanced";
+    case SplitKind::kBalancedEmbeddingAndLoss:
+      return "pipeline_split balanced with embedding_stage and loss_stage";
+    case SplitKind::kCompute:
+      return "pipeline_split compute";
+  }
+  return "";
+}
+
+Error split_refused(const json& settings, const FrameworkLayouts& f, const char* framework) {
+  const char* key = split_key(settings);
+  const json& given = settings[key];
+  return Error{
+      key, given.is_string() ? given.get<std::string>() : given.dump(),
+      fmt::format("{} under --framework {}",
+                  names(f.split, [](SplitKind k) { return std::string(split_settings(k)); }),
+                  framework),
+      f.source};
+}
+
 }  // namespace
 
 FrameworkLayouts framework_layouts(Framework framework) {
@@ -172,8 +205,13 @@ std::vector<std::string> layout_outside_framework(const Scenario& s) {
   if (p.pp > 1) {
     check("vpp", f.vpp, p.vpp);
     check("schedule", f.schedule, p.schedule);
-    if (const std::optional<SplitKind> kind = split_kind_of(p))
-      check("pipeline_split", f.split, *kind);
+    const std::optional<SplitKind> kind = split_kind_of(p);
+    if (kind) check("pipeline_split", f.split, *kind);
+    if (!kind && !f.split.empty())
+      out.push_back(
+          fmt::format("a balanced split with only one of embedding_stage/loss_stage "
+                      "(it runs {})",
+                      names(f.split, [](SplitKind k) { return as_text(k); })));
     if (f.pipeline_max_zero && p.zero > *f.pipeline_max_zero)
       out.push_back(fmt::format("zero = {} with pp = {} (it runs ZeRO 0 to {} with a pipeline)",
                                 p.zero, p.pp, *f.pipeline_max_zero));
@@ -197,10 +235,7 @@ Result<PlanSpace> restrict_to_framework(PlanSpace space, const json& settings,
                         space.distributed_optimizer, name, f.source))
     return *e;
   if (space.fixed_split && !listed(f.split, space.fixed_split->kind))
-    return Error{split_key(settings), split_name(space.fixed_split->kind),
-                 fmt::format("{} under --framework {}",
-                             names(f.split, [](SplitKind k) { return as_text(k); }), name),
-                 f.source};
+    return split_refused(settings, f, name);
   if (space.split.empty()) space.split = f.split;
   space.pipeline_max_zero = f.pipeline_max_zero;
   // Both fixed: no layout of the framework has them together.

@@ -7,6 +7,7 @@
 
 #include "core/planner_search.h"
 #include "vramplan/estimate.h"
+#include "vramplan/report.h"
 #include "vramplan/scenario_io.h"
 
 namespace vramplan {
@@ -161,6 +162,13 @@ TEST(FrameworkLayouts, AFixedSettingTheFrameworkLacksIsRefusedByName) {
               std::string::npos)
         << p.error().accepted;
   }
+  // A refused split names the flag and the value as given, and the splits in flag terms.
+  json split = llama8b("nanotron", 16);
+  split["first_stage_layers"] = 6;
+  Result<PlanResult> refused = plan_from_settings(split, kNoFiles);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().value, "6");
+  EXPECT_EQ(refused.error().accepted, "pipeline_split compute under --framework nanotron");
   json ok = llama8b("nanotron", 16);
   ok["zero"] = 1;
   ok["schedule"] = "gpipe";
@@ -199,6 +207,16 @@ TEST(FrameworkLayouts, AnEstimateOutsideTheFrameworkSaysSo) {
                                       "pipeline_split = even (it runs compute)"}));
   settings.erase("framework");
   EXPECT_TRUE(layout_outside_framework(resolved(settings)).empty());
+  // A split that is no planner kind is still named when the framework runs one split only.
+  settings = {{"model", "Llama-3.1-8B"},
+              {"gpus", 16},
+              {"pp", 4},
+              {"framework", "nanotron"},
+              {"pipeline_split", "balanced"},
+              {"embedding_stage", true}};
+  EXPECT_EQ(layout_outside_framework(resolved(settings)),
+            std::vector<std::string>{
+                "a balanced split with only one of embedding_stage/loss_stage (it runs compute)"});
   // Each framework's own defaults are layouts it runs.
   for (const char* f : {"megatron", "torchtitan", "deepspeed", "nanotron", "hf-trainer"}) {
     EXPECT_TRUE(
@@ -221,6 +239,43 @@ TEST(FrameworkLayouts, SplitKindOfInvertsTheSplitFields) {
   p = Parallelism{};
   p.balanced_split = p.loss_as_stage = true;
   EXPECT_FALSE(split_kind_of(p).has_value());
+}
+
+TEST(FrameworkLayouts, NothingFitsAdviceNamesOnlyTheUsersFlags) {
+  // The framework's lists are not the user's fixed flags: no advice to leave them out, but a
+  // word on what the framework excluded.
+  json settings = llama8b("torchtitan", 8);
+  settings["model"] = "Llama-3.1-405B";
+  settings["top"] = 5;
+  const PlanResult p = planned(settings);
+  ASSERT_TRUE(p.closest_miss.has_value());
+  auto advises = [&](const PlanResult& r, const std::string& text) {
+    return std::any_of(r.suggestions.begin(), r.suggestions.end(),
+                       [&](const std::string& s) { return s.find(text) != std::string::npos; });
+  };
+  EXPECT_FALSE(advises(p, "leave out the fixed layout flags"));
+  EXPECT_TRUE(advises(p, "without --framework torchtitan"));
+  settings["tp"] = 8;
+  EXPECT_TRUE(advises(planned(settings), "leave out the fixed layout flags"));
+}
+
+TEST(FrameworkLayouts, CandidatesWithoutAPipelineKeepTheFrameworksSplit) {
+  json settings = llama8b("torchtitan", 8);
+  settings["pp"] = 1;
+  settings["top"] = 1;
+  const PlanResult p = planned(settings);
+  ASSERT_FALSE(p.candidates.empty());
+  const json scenario = plan_to_json(p)["candidates"][0]["scenario"];
+  EXPECT_FALSE(scenario.contains("pipeline_split"));
+  json deeper = scenario;
+  deeper["pp"] = 4;
+  deeper["dp"] = 2;
+  const Scenario s = resolved(deeper);
+  EXPECT_TRUE(s.parallel.balanced_split && s.parallel.embedding_as_stage);
+  Result<Estimate> e = estimate(s);
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  const json out = estimate_to_json(s, *e);
+  EXPECT_EQ(out["scenario"]["parallel"]["pipeline_split"], "balanced");
 }
 
 TEST(FrameworkLayouts, EveryFrameworkNamesItsSource) {

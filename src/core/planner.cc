@@ -13,6 +13,7 @@
 #include "core/planner_search.h"
 #include "core/validate.h"
 #include "vramplan/estimate.h"
+#include "vramplan/frameworks.h"
 
 namespace vramplan {
 namespace {
@@ -119,7 +120,10 @@ Error explain_empty_space(const PlanRequest& r) {
   l.sharding = {first_or<int64_t>(sp.zero, 0), first_or(sp.fsdp, FsdpMode::kNone),
                 first_or<int64_t>(sp.fsdp_shard_group, 0),
                 first_or(sp.distributed_optimizer, false)};
-  if (sp.fixed_split) l.split = *sp.fixed_split;
+  if (sp.fixed_split)
+    l.split = *sp.fixed_split;
+  else if (!sp.split.empty())
+    l.split.kind = sp.split.front();  // the framework's kinds
   Scenario s = r.base;
   apply_layout(l, s);
   if (auto e = validate_scenario(s)) return *e;
@@ -207,6 +211,27 @@ std::string explain_winner(const PlanResult& p) {
   return text;
 }
 
+constexpr const char* kLayoutFlags[] = {"tp",
+                                        "sequence_parallel",
+                                        "pp",
+                                        "vpp",
+                                        "schedule",
+                                        "cp",
+                                        "ep",
+                                        "etp",
+                                        "dp",
+                                        "zero",
+                                        "fsdp",
+                                        "fsdp_shard_group",
+                                        "recompute",
+                                        "micro_batch",
+                                        "distributed_optimizer",
+                                        "first_stage_layers",
+                                        "last_stage_layers",
+                                        "embedding_stage",
+                                        "loss_stage",
+                                        "pipeline_split"};
+
 std::vector<std::string> suggestions(const PlanRequest& r, const PlanResult& p) {
   std::vector<std::string> out;
   const PlanCandidate& miss = *p.closest_miss;
@@ -219,13 +244,18 @@ std::vector<std::string> suggestions(const PlanRequest& r, const PlanResult& p) 
   }
   out.push_back("more GPUs (--gpus): model states shard over more ranks");
   out.push_back("a GPU with more memory (--gpu; see `vramplan gpus`)");
-  const PlanSpace& sp = r.space;
-  if (!sp.tp.empty() || !sp.pp.empty() || !sp.cp.empty() || !sp.dp.empty() || !sp.zero.empty() ||
-      !sp.fsdp.empty() || !sp.micro_batch.empty() || !sp.recompute.empty() || !sp.vpp.empty() ||
-      !sp.ep.empty() || !sp.etp.empty() || !sp.distributed_optimizer.empty())
+  // The user's own flags, not the lists a framework fills in (framework_layouts.h).
+  const bool fixed = std::any_of(
+      std::begin(kLayoutFlags), std::end(kLayoutFlags),
+      [&](const char* key) { return r.settings.is_object() && r.settings.contains(key); });
+  if (fixed)
     out.push_back(
         "leave out the fixed layout flags (--tp, --pp, --zero, ...) to let the planner "
         "choose them");
+  if (r.base.framework_id >= 0)
+    out.push_back(fmt::format(
+        "without --framework {} the search also covers layouts that framework cannot run",
+        framework_name(static_cast<Framework>(r.base.framework_id))));
   if (p.max_tp < r.gpus)
     out.push_back(
         fmt::format("tensor parallelism beyond {} GPUs (--max-tp), if the network "

@@ -104,25 +104,22 @@ Result<std::optional<PipelineSplit>> fixed_split(const json& settings, const Mod
     if (auto e = validate_pipeline(model, p)) return *e;  // names what compute cannot combine with
     return std::optional<PipelineSplit>{PipelineSplit{SplitKind::kCompute, 0, 0}};
   }
-  if (p.balanced_split && p.embedding_as_stage != p.loss_as_stage)
+  const bool lighter_ends = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  if (lighter_ends && (p.embedding_as_stage || p.loss_as_stage || p.balanced_split))
+    return Error{p.first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers",
+                 std::to_string(std::max(p.first_stage_layers, p.last_stage_layers)),
+                 "first/last stage layers with an even split of the rest, or no first/last stage "
+                 "layers",
+                 "explicit stage sizes leave nothing for embedding/loss accounting or a balanced "
+                 "split to place"};
+  const std::optional<SplitKind> kind = split_kind_of(p);
+  if (!kind)
     return Error{"pipeline_split", "balanced",
                  "even with embedding_stage/loss_stage, or balanced with both or neither",
                  "plan searches the balanced split with both the embedding and the loss counted "
                  "as layers (torchtitan's split) or neither; estimate models the others"};
-  PipelineSplit split;
-  if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
-    split = {SplitKind::kLighterEnds, p.first_stage_layers, p.last_stage_layers};
-  else if (p.balanced_split && p.embedding_as_stage)
-    split.kind = SplitKind::kBalancedEmbeddingAndLoss;
-  else if (p.embedding_as_stage && p.loss_as_stage)
-    split.kind = SplitKind::kEmbeddingAndLoss;
-  else if (p.embedding_as_stage)
-    split.kind = SplitKind::kEmbedding;
-  else if (p.loss_as_stage)
-    split.kind = SplitKind::kLoss;
-  else if (p.balanced_split)
-    split.kind = SplitKind::kBalanced;
-  return std::optional<PipelineSplit>{split};
+  return std::optional<PipelineSplit>{
+      PipelineSplit{*kind, p.first_stage_layers, p.last_stage_layers}};
 }
 
 // Each layout key given fixes its dimension to the resolved value.
@@ -220,6 +217,7 @@ json scenario_settings(const PlanResult& p, const PlanLayout& l) {
   s["distributed_optimizer"] = l.sharding.distributed_optimizer;
   if (l.split.first_stage_layers > 0) s["first_stage_layers"] = l.split.first_stage_layers;
   if (l.split.last_stage_layers > 0) s["last_stage_layers"] = l.split.last_stage_layers;
+  if (l.pp == 1) return s;  // no split: the framework's default one stays
   Parallelism split;
   set_split(l.split, split);
   s["embedding_stage"] = split.embedding_as_stage;

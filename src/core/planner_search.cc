@@ -91,23 +91,10 @@ std::vector<int64_t> chunk_sizes_of(const ModelConfig& model, int64_t pp, int64_
   return sizes;
 }
 
-// Split kinds in the order that names a split: one whose chunk sizes equal an earlier kind's is
-// that kind. Without a list in the request the planner tries the first six; the last two are
-// framework splits (torchtitan's, nanotron's) searched when the list names them.
-constexpr SplitKind kSplitOrder[] = {SplitKind::kEven,
-                                     SplitKind::kEmbeddingAndLoss,
-                                     SplitKind::kLoss,
-                                     SplitKind::kEmbedding,
-                                     SplitKind::kLighterEnds,
-                                     SplitKind::kBalanced,
-                                     SplitKind::kBalancedEmbeddingAndLoss,
-                                     SplitKind::kCompute};
-constexpr int kDefaultSplitKinds = 6;
-
 bool split_searched(const PlanRequest& r, SplitKind kind) {
   if (r.space.split.empty())
-    return std::find(kSplitOrder, kSplitOrder + kDefaultSplitKinds, kind) !=
-           kSplitOrder + kDefaultSplitKinds;
+    return std::find(kSplitOrder, kSplitOrder + kGenericSplitKinds, kind) !=
+           kSplitOrder + kGenericSplitKinds;
   return allowed(r.space.split, kind);
 }
 

@@ -32,6 +32,19 @@ bool better_candidate(const PlanCandidate& a, const PlanCandidate& b);
 // Closest misses: less peak memory first, then the layout's fields.
 bool closer_miss(const PlanCandidate& a, const PlanCandidate& b);
 
+// Split kinds in the order that names a split: one whose chunk sizes equal an earlier kind's is
+// that kind. Without a list in the request the planner tries the first kGenericSplitKinds; the
+// last two are framework splits (torchtitan's, nanotron's) searched when the list names them.
+inline constexpr SplitKind kSplitOrder[] = {SplitKind::kEven,
+                                            SplitKind::kEmbeddingAndLoss,
+                                            SplitKind::kLoss,
+                                            SplitKind::kEmbedding,
+                                            SplitKind::kLighterEnds,
+                                            SplitKind::kBalanced,
+                                            SplitKind::kBalancedEmbeddingAndLoss,
+                                            SplitKind::kCompute};
+inline constexpr int kGenericSplitKinds = 6;
+
 // The split `kind` for (pp, vpp) of a model with `layers` decoder layers, or nothing when the
 // kind does not apply (it would not divide, or kLighterEnds with vpp > 1 or pp < 3).
 std::optional<PipelineSplit> split_of(SplitKind kind, int64_t layers, int64_t pp, int64_t vpp);

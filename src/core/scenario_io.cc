@@ -129,20 +129,20 @@ constexpr OptionSpec kOptions[] = {
      "decoder layers on the first pipeline stage", ""},
     {"last_stage_layers", K::kInteger, "parallelism", "even split",
      "decoder layers on the last pipeline stage", ""},
-    {"embedding_stage", K::kBool, "parallelism", "false",
+    {"embedding_stage", K::kBool, "parallelism", "false (true: torchtitan)",
      "count the embedding as one layer of the pipeline split", ""},
-    {"loss_stage", K::kBool, "parallelism", "false",
+    {"loss_stage", K::kBool, "parallelism", "false (true: torchtitan)",
      "count the LM head and loss as one layer of the pipeline split", ""},
     // Hardware and overheads
-    {"pipeline_split", K::kChoice, "parallelism", "even",
+    {"pipeline_split", K::kChoice, "parallelism", "even (balanced: torchtitan, compute: nanotron)",
      "how layers are split over pp·vpp: evenly (an error when they do not divide), balanced "
      "(the remainder spread over the first stages) or compute (nanotron's split by compute "
-     "cost, the LM head counted as V·h)",
+     "cost, the LM head counted as V·h); any split setting replaces a framework's split",
      "even, balanced, compute"},
     {"framework", K::kChoice, "framework", "none",
      "training framework whose conventions to apply (fp32 grad buffers, DDP bucket copies, loss "
      "copies of the logits, pipeline split, allocator pool; docs/frameworks.md); explicit "
-     "settings still win",
+     "settings still win in estimate, while plan searches only layouts the framework runs",
      "megatron, torchtitan, deepspeed, nanotron, hf-trainer"},
     // Single conventions (Conventions in scenario.h), over the framework's
     {"loss_bytes_per_logit", K::kInteger, "framework",

@@ -582,7 +582,7 @@ StepTime StepTimeModel::evaluate(const Scenario& s) const {
   const double microbatches = static_cast<double>(microbatches_of(s));
   const double tp = d.tp, cp = static_cast<double>(p.cp), dp = static_cast<double>(p.dp);
   const double dense_group = dp * cp, expert_group = tp * cp * dp / (d.etp * d.ep);
-  const ChunkSplit split(s.model.num_layers, p);
+  const ChunkSplit split(s.model, p);
 
   RankWork slowest;
   double dp_worst = 0, optimizer_worst = 0;

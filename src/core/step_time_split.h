@@ -5,14 +5,26 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
+#include "core/pipeline.h"
 #include "vramplan/scenario.h"
 
 namespace vramplan {
 
-// REQUIRES: validate_pipeline(layers, p) passed.
+// REQUIRES: validate_pipeline(model, p) passed.
 class ChunkSplit {
  public:
+  ChunkSplit(const ModelConfig& model, const Parallelism& p) : ChunkSplit(model.num_layers, p) {
+    // nanotron's split by compute cost has no closed form: its sizes, laid out once (such
+    // layouts already leave the allocation-free fast path for estimate()).
+    if (!p.compute_balanced_split || p.pp == 1) return;
+    sizes_ = compute_cost_split(model, p.pp);
+    starts_.assign(sizes_.size(), 0);
+    for (size_t c = 1; c < sizes_.size(); ++c) starts_[c] = starts_[c - 1] + sizes_[c - 1];
+  }
+
+  // REQUIRES: p has no compute-cost split (it needs the model).
   ChunkSplit(int64_t layers, const Parallelism& p) : par_(p), chunks_(p.pp * p.vpp) {
     explicit_ = p.first_stage_layers > 0 || p.last_stage_layers > 0;
     if (explicit_) {
@@ -27,6 +39,7 @@ class ChunkSplit {
   }
 
   int64_t size(int64_t c) const {
+    if (!sizes_.empty()) return sizes_[static_cast<size_t>(c)];
     if (explicit_) {
       if (c == 0 && par_.first_stage_layers > 0) return par_.first_stage_layers;
       if (c == chunks_ - 1 && par_.last_stage_layers > 0) return par_.last_stage_layers;
@@ -37,6 +50,7 @@ class ChunkSplit {
   }
 
   int64_t begin(int64_t c) const {
+    if (!starts_.empty()) return starts_[static_cast<size_t>(c)];
     if (c == 0) return 0;
     if (explicit_) return size(0) + (c - 1) * even_;
     return c * even_ + std::min(c, extra_) - (par_.embedding_as_stage ? 1 : 0);
@@ -47,6 +61,7 @@ class ChunkSplit {
   int64_t chunks_;
   bool explicit_ = false;
   int64_t even_ = 0, extra_ = 0;
+  std::vector<int64_t> sizes_, starts_;  // the compute-cost split's, when it is one
 };
 
 }  // namespace vramplan

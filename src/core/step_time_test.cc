@@ -221,5 +221,28 @@ TEST(ChunkSplit, AgreesWithLayoutPipeline) {
   EXPECT_GT(checked, 60);
 }
 
+TEST(ChunkSplit, FollowsNanotronsComputeCostSplit) {
+  // Llama-3-8B's shape on 8 stages: 5, 4, 4, 5, 4, 4, 4, 2 (docs/frameworks.md), and 28 layers
+  // over 16 stages, which an even split would not cover.
+  for (const auto& [layers, pp] : {std::pair<int64_t, int64_t>{32, 8}, {28, 16}, {16, 4}}) {
+    ModelConfig m = testing::llama8b_shape();
+    m.num_layers = layers;
+    m.layer_attention.assign(layers, LayerAttention::kFull);
+    Parallelism p;
+    p.pp = pp;
+    p.compute_balanced_split = true;
+    const std::vector<RankLayout> ranks = layout_pipeline(m, p, 1);
+    const ChunkSplit split(m, p);
+    int64_t covered = 0;
+    for (int64_t r = 0; r < pp; ++r) {
+      std::vector<int64_t> ids;
+      for (int64_t i = 0; i < split.size(r); ++i) ids.push_back(split.begin(r) + i);
+      EXPECT_EQ(ids, ranks[r].layers) << layers << " layers, pp " << pp << " rank " << r;
+      covered += split.size(r);
+    }
+    EXPECT_EQ(covered, layers);
+  }
+}
+
 }  // namespace
 }  // namespace vramplan

@@ -182,7 +182,10 @@ double to_unit(const Bounded& b, double value) {
                      : (v - b.low) / (b.high - b.low);
 }
 double from_unit(const Bounded& b, double unit) {
-  return b.log_scale ? b.low * std::pow(b.high / b.low, unit) : b.low + unit * (b.high - b.low);
+  // Clamped: low + 1·(high − low) can round above high.
+  return std::clamp(
+      b.log_scale ? b.low * std::pow(b.high / b.low, unit) : b.low + unit * (b.high - b.low), b.low,
+      b.high);
 }
 
 Point encode(const StepTimeConstants& c) {

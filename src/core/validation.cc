@@ -413,10 +413,11 @@ void add_torchtitan_rows(const std::vector<CsvRow>& runs, ValidationReport& repo
       continue;
     }
     // local_batch is per data-parallel rank; the microbatches split it (pipeline schedules).
-    // torchtitan's interleaved schedule puts two stages on each rank. Its split counts the
-    // embedding and the norm + output as one layer each and gives the remainder to the first
-    // stages (generate_llm_fqn_per_model_part, input and output weight 1; for the 405B the
-    // generate_split_points of the page's time gives the same 15, 16 × 6, 15 and 7, 8 × 14, 7).
+    // torchtitan's interleaved schedule puts two stages on each rank. Its split, the framework's
+    // default, counts the embedding and the norm + output as one layer each and gives the
+    // remainder to the first stages (generate_llm_fqn_per_model_part, input and output weight 1;
+    // for the 405B the generate_split_points of the page's time gives the same 15, 16 × 6, 15 and
+    // 7, 8 × 14, 7).
     const int64_t microbatches = integer_or(r["microbatches"], 1);
     const int64_t micro_batch = integer_or(r["local_batch"], 1) / microbatches;
     const int64_t dp = integer_or(r["gpus"], 1) /
@@ -428,9 +429,6 @@ void add_torchtitan_rows(const std::vector<CsvRow>& runs, ValidationReport& repo
                                      {"cp", integer_or(r["cp"], 1)},
                                      {"pp", integer_or(r["pp"], 1)},
                                      {"vpp", r["schedule"] == "interleaved" ? 2 : 1},
-                                     {"pipeline_split", "balanced"},
-                                     {"embedding_stage", true},
-                                     {"loss_stage", true},
                                      {"micro_batch", micro_batch},
                                      {"global_batch", micro_batch * microbatches * dp},
                                      {"seq_len", integer_or(r["seq_len"], 0)},
