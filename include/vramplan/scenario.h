@@ -217,6 +217,14 @@ struct Conventions {
   // set_requires_gradient_sync(False) and set_reshard_after_backward(False) until the last
   // backward; FSDP2 to_accumulated_grad_if_needed). Only with pp > 1 and sharded parameters.
   bool pipeline_fsdp_unsharded = false;
+  // Megatron's local (non-Transformer Engine) attention computes the s×s scores into its global
+  // memory buffer ("mpu", megatron/core/utils.py GlobalMemoryBuffer), which grows to one layer's
+  // b·(a/t)·s² scores and is never freed. Only without flash attention.
+  bool attention_scores_buffer = false;
+  // Megatron's mixed-precision optimizers hand the optimizer an fp32 copy of gradients kept
+  // below fp32 (main_grad.float(): --fp16 without --accumulate-allreduce-grads-in-fp32), 4 B per
+  // parameter the rank updates, alive from the optimizer step to the next step's zero_grad.
+  bool fp32_grad_copy = false;
 };
 
 struct Scenario {
@@ -228,6 +236,19 @@ struct Scenario {
   Conventions conventions;
   int framework_id = -1;  // vramplan::Framework the conventions came from; -1 = none (generic)
 };
+
+// Conventions::attention_scores_buffer applies: the scores are materialised.
+inline bool has_attention_scores_buffer(const Scenario& s) {
+  return s.conventions.attention_scores_buffer && !s.training.flash_attention;
+}
+
+// Conventions::fp32_grad_copy applies: gradients are accumulated below fp32 and an fp32 master
+// copy is updated from them.
+inline bool has_fp32_grad_copy(const Scenario& s) {
+  const Training& t = s.training;
+  return s.conventions.fp32_grad_copy && t.master_weights && !t.fp32_grad_accumulation &&
+         t.grad_dtype != DType::kFp32;
+}
 
 // Transformer Engine's grouped GEMM keeps one cuBLAS workspace per compute stream
 // (transformer_engine/pytorch/module/base.py get_multi_stream_cublas_workspace: 4 streams,

@@ -43,6 +43,14 @@ constexpr const char* kSourceGroupedWorkspace =
 constexpr const char* kSourceAllgatherBuffer =
     "nanotron parallel/tensor_parallel/functional.py (column_linear with tp_recompute_allgather) "
     "and parallel/utils.py (MemoryBuffer: grows, never freed)";
+constexpr const char* kSourceScoresBuffer =
+    "Megatron-LM megatron/core/transformer/dot_product_attention.py (local attention: baddbmm "
+    "into get_global_memory_buffer().get_tensor(..., \"mpu\")) and megatron/core/utils.py "
+    "(GlobalMemoryBuffer: grows, never freed)";
+constexpr const char* kSourceGradCopy =
+    "Megatron-LM megatron/core/optimizer/optimizer.py _copy_model_grads_to_main_grads "
+    "(main_param.grad = main_grad.float(); distrib_optimizer.py: the rank's shard), freed by "
+    "the next step's zero_grad";
 constexpr const char* kSourceDdpBuckets =
     "torch DDP gradient buckets without gradient_as_bucket_view (docs/frameworks.md)";
 constexpr const char* kSourceAutocast =
@@ -189,7 +197,9 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
   const int64_t temporaries = c.s.conventions.optimizer_foreach_temporaries && adam
                                   ? row_bytes(stage, "optimizer states") / 2
                                   : 0;
-  t.optimizer_step = all_tensors - activations - row_bytes(stage, kUnshardedStageRow) + temporaries;
+  const int64_t grad_copy = has_fp32_grad_copy(c.s) ? row_bytes(stage, "master weights") : 0;
+  t.optimizer_step =
+      all_tensors - activations - row_bytes(stage, kUnshardedStageRow) + temporaries + grad_copy;
   t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
   stage.peak_phase = "forward/backward";
   if (t.optimizer_step <= t.forward_backward && grads_absent) {
@@ -205,6 +215,11 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
                                : ""};
     out.add("optimizer step temporaries", std::move(temp), CountsToward::kAllocated,
             kSourceOptimizerStep);
+    Term copy{grad_copy, c.explain ? fmt::format("4 B × {} parameters the rank updates",
+                                                 group_digits(grad_copy / 4))
+                                   : ""};
+    if (grad_copy > 0)
+      out.add("fp32 gradient copy", std::move(copy), CountsToward::kAllocated, kSourceGradCopy);
     stage.peak_phase = "optimizer step";
   }
   return t;
@@ -517,6 +532,18 @@ void add_beyond_tensors(const Context& c, const PhaseTotals& phases, StageEstima
       t.formula = fmt::format("n·h·B = {}·{}·{} (one microbatch's gathered input, kept)",
                               group_digits(n), group_digits(h), static_cast<int64_t>(b));
     out.add("TP all-gather buffer", std::move(t), CountsToward::kAllocated, kSourceAllgatherBuffer);
+  }
+  if (has_attention_scores_buffer(c.s) && stage.layers > 0) {
+    const Parallelism& p = c.s.parallel;
+    const Wide b = c.s.training.micro_batch, heads = c.s.model.num_heads / p.tp;
+    const Wide s = c.s.training.seq_len / p.cp;
+    const Wide bytes = bytes_of(1, c.s.training.activation_dtype);
+    Term t{b * heads * s * s * bytes, ""};
+    if (c.explain)
+      t.formula = fmt::format("b·(a/t)·s²·B = {}·{}·{}²·{} (one layer's scores, kept)",
+                              static_cast<int64_t>(b), static_cast<int64_t>(heads), group_digits(s),
+                              static_cast<int64_t>(bytes));
+    out.add("attention scores buffer", std::move(t), CountsToward::kAllocated, kSourceScoresBuffer);
   }
   const int64_t bucket = c.s.conventions.comm_bucket_elements;
   if (bucket > 0 && c.s.parallel.dp * c.s.parallel.cp > 1 && c.s.parallel.zero > 0) {

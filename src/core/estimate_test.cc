@@ -68,6 +68,58 @@ TEST(Estimate, ZeroThreeDividesModelStatesByRanks) {
   EXPECT_GT(row(e.stages[0], "unsharded parameter buffers"), 0);
 }
 
+int64_t optimizer_step_bytes(const Estimate& e) {
+  for (const Phase& p : e.stages.front().phases)
+    if (p.name == "optimizer step") return p.allocated_bytes;
+  return -1;
+}
+
+TEST(Estimate, MegatronFp16HandsTheOptimizerAnFp32GradientCopy) {
+  // --fp16 without --accumulate-allreduce-grads-in-fp32: fp16 gradients (2 B), and at the step
+  // main_grad.float() gives the optimizer 4 B per parameter it updates (sharded over dp with the
+  // distributed optimizer). Llama-3.1-8B on one GPU: 2 + 2 + 4 + 8 B/param in the model states.
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.conventions.fp32_grad_copy = true;
+  s.training.param_dtype = s.training.grad_dtype = s.training.activation_dtype = DType::kFp16;
+  s.training.fp32_grad_accumulation = false;
+  s.training.seq_len = 1024;
+  const int64_t params = 8'030'261'248;
+  const Estimate e = run(s);
+  EXPECT_EQ(states(e.stages[0]), 16 * params);
+  EXPECT_EQ(e.stages[0].peak_phase, "optimizer step");  // short sequence: the step peaks
+  EXPECT_EQ(row(e.stages[0], "fp32 gradient copy"), 4 * params);
+  Scenario without = s;
+  without.conventions.fp32_grad_copy = false;
+  EXPECT_EQ(optimizer_step_bytes(e) - optimizer_step_bytes(run(without)), 4 * params);
+  EXPECT_EQ(row(run(without).stages[0], "fp32 gradient copy"), 0);
+  // The distributed optimizer updates a 1/dp shard: the copy is the shard's.
+  s.parallel.dp = without.parallel.dp = 8;
+  s.parallel.distributed_optimizer = without.parallel.distributed_optimizer = true;
+  EXPECT_EQ(optimizer_step_bytes(run(s)) - optimizer_step_bytes(run(without)), 4 * params / 8);
+  // Gradients accumulated in fp32 need no copy.
+  s.training.fp32_grad_accumulation = without.training.fp32_grad_accumulation = true;
+  EXPECT_EQ(optimizer_step_bytes(run(s)), optimizer_step_bytes(run(without)));
+}
+
+TEST(Estimate, MegatronLocalAttentionKeepsOneLayersScoresBuffer) {
+  // b·(a/t)·s²·B = 2·(32/2)·4096²·2 B = 1 GiB on every rank that holds a layer, in every phase;
+  // only without flash attention and with the convention set (--transformer-impl local).
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.training.seq_len = 4096;
+  s.training.micro_batch = 2;
+  s.parallel.tp = 2;
+  s.training.flash_attention = false;
+  s.conventions.attention_scores_buffer = true;
+  Estimate e = run(s);
+  EXPECT_EQ(row(e.stages[0], "attention scores buffer"), int64_t{1} << 30);
+  for (const Phase& p : e.stages[0].phases) EXPECT_GT(p.allocated_bytes, int64_t{1} << 30);
+  s.training.flash_attention = true;
+  EXPECT_EQ(row(run(s).stages[0], "attention scores buffer"), 0);
+  s.training.flash_attention = false;
+  s.conventions.attention_scores_buffer = false;
+  EXPECT_EQ(row(run(s).stages[0], "attention scores buffer"), 0);
+}
+
 TEST(Estimate, Fp8CachesCastsOfTheLinearWeights) {
   // Llama-3.1-8B, one GPU: 32 layers × (attention 41,943,040 + MLP 176,160,768) = 6,979,321,856
   // linear weights; embedding, LM head and norms (1,051,201,536 + 266,240 + 4,096) stay bf16.

@@ -77,13 +77,14 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   m.base_ = base;
   m.counts_ = count_parameters(base.model);
   // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
-  // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries), nanotron's
-  // all-gather buffer and compute-cost split, CUDA-graph pools and fine-tuning go through
-  // estimate() itself.
+  // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries, Megatron's fp32
+  // gradient copy and attention-scores buffer), nanotron's all-gather buffer and compute-cost
+  // split, CUDA-graph pools and fine-tuning go through estimate() itself.
   const Conventions& conv = base.conventions;
   m.conventions_modelled_ = !conv.ddp_bucket_copy && !conv.autocast_weight_cache &&
                             conv.comm_bucket_elements == 0 && !conv.optimizer_foreach_temporaries &&
                             !conv.tp_allgather_buffer && !base.parallel.compute_balanced_split &&
+                            !has_attention_scores_buffer(base) && !has_fp32_grad_copy(base) &&
                             !finetune_active(base.finetune) &&
                             !base.overheads.per_layer_cuda_graphs;
   const ModelConfig& model = base.model;

@@ -352,6 +352,29 @@ TEST(FastMemory, GroupedGemmWorkspacesOnlyOnRanksWithExperts) {
   EXPECT_EQ(peak.device_bytes, estimate(s)->peak.device_bytes);
 }
 
+TEST(FastMemory, MegatronsGradientCopyAndScoresBufferGoToEstimate) {
+  // Rows the fast path does not mirror: layouts with them are decided by estimate() itself.
+  Scenario s;
+  apply_framework(Framework::kMegatron, s);
+  s.model = testing::llama8b_shape();
+  s.training.seq_len = 2048;
+  ASSERT_TRUE(FastMemoryModel::prepare(s)->fast());
+  Scenario fp16 = s;
+  fp16.training.param_dtype = fp16.training.grad_dtype = DType::kFp16;
+  fp16.training.fp32_grad_accumulation = false;
+  Scenario local = s;
+  local.training.flash_attention = false;
+  local.conventions.attention_scores_buffer = true;
+  for (const Scenario& with : {fp16, local}) {
+    Result<FastMemoryModel> fast = FastMemoryModel::prepare(with);
+    ASSERT_TRUE(fast.ok());
+    EXPECT_FALSE(fast->fast());
+    const FastPeak peak = fast->evaluate(with);
+    EXPECT_TRUE(peak.fallback);
+    EXPECT_EQ(peak.device_bytes, estimate(with)->peak.device_bytes);
+  }
+}
+
 TEST(FastMemory, OverflowIsReportedLikeEstimate) {
   Scenario s;
   s.model = testing::llama8b_shape();

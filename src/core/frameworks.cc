@@ -12,10 +12,14 @@ void megatron(Scenario& s) {
   // --make-vocab-size-divisible-by 128 (arguments.py); fused bias_swiglu keeps gate|up and the
   // activation output; the fp32 cross-entropy keeps one fp32 copy of the logits; the DDP's
   // contiguous main_grad buffer is the gradient (fp32 with --accumulate-allreduce-grads-in-fp32,
-  // the default for bf16); NVIDIA's recipes set expandable_segments, so the pool stays near 10%.
+  // the default for bf16; below it the optimizer takes an fp32 copy, main_grad.float());
+  // NVIDIA's recipes set expandable_segments, so the pool stays near 10%. The local attention's
+  // scores buffer (attention_scores_buffer) is left to --transformer-impl local users: Transformer
+  // Engine, the default, allocates unfused scores per layer.
   s.conventions.vocab_pad_multiple = 128;
   s.conventions.gated_mlp_tensors = 3;
   s.conventions.loss_bytes_per_logit = 6;
+  s.conventions.fp32_grad_copy = true;  // optimizer's main_grad.float()
   s.overheads.allocator_fraction = 0.10;
 }
 

@@ -169,6 +169,8 @@ json conventions_json(const Scenario& s) {
           {"mha_keeps_packed_qkv", c.mha_keeps_packed_qkv},
           {"tp_allgather_buffer", c.tp_allgather_buffer},
           {"pipeline_fsdp_unsharded", c.pipeline_fsdp_unsharded},
+          {"attention_scores_buffer", c.attention_scores_buffer},
+          {"fp32_grad_copy", c.fp32_grad_copy},
           {"compute_balanced_split", s.parallel.compute_balanced_split}};
 }
 

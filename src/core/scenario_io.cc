@@ -178,6 +178,14 @@ constexpr OptionSpec kOptions[] = {
      "gradients in the reduce dtype until the last microbatch's backward "
      "(torch.distributed.pipelining with FSDP2)",
      ""},
+    {"attention_scores_buffer", K::kBool, "framework", "false",
+     "without flash attention, one layer's s×s scores stay in a persistent global buffer "
+     "(Megatron --transformer-impl local: GlobalMemoryBuffer \"mpu\")",
+     ""},
+    {"fp32_grad_copy", K::kBool, "framework", "false (true: megatron)",
+     "gradients kept below fp32 are copied to fp32 for the optimizer step and kept until the "
+     "next zero_grad (Megatron's main_grad.float(), --fp16)",
+     ""},
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
     {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
@@ -584,6 +592,8 @@ std::optional<Error> read_conventions(const Reader& r, Conventions& c) {
   if (auto e = r.boolean("mha_keeps_packed_qkv", c.mha_keeps_packed_qkv)) return e;
   if (auto e = r.boolean("sp_saves_gathered_inputs", c.sp_saves_gathered_inputs)) return e;
   if (auto e = r.boolean("tp_allgather_buffer", c.tp_allgather_buffer)) return e;
+  if (auto e = r.boolean("attention_scores_buffer", c.attention_scores_buffer)) return e;
+  if (auto e = r.boolean("fp32_grad_copy", c.fp32_grad_copy)) return e;
   return r.boolean("pipeline_fsdp_unsharded", c.pipeline_fsdp_unsharded);
 }
 

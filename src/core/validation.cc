@@ -210,6 +210,18 @@ Scenario megatron_scenario(const CsvRow& r, const TestArgs& args) {
   if (s.model.num_layers % chunks != 0 && (s.model.num_layers + 2) % chunks == 0)
     p.embedding_as_stage = p.loss_as_stage = true;
   s.conventions.vocab_pad_multiple = integer_or(r["make_vocab_divisible_by"], 128);
+  // Megatron's own (docs/frameworks.md): the local attention's persistent scores buffer
+  // (Transformer Engine's unfused attention allocates its scores per layer instead), and the
+  // optimizer's fp32 copy of gradients kept below fp32.
+  s.conventions.attention_scores_buffer = r["transformer_impl"] == "local";
+  s.conventions.fp32_grad_copy = true;
+  // --fp16: fp16 weights and activations; the gradients accumulate in fp16 too unless
+  // --accumulate-allreduce-grads-in-fp32 (arguments.py forces it only for bf16).
+  if (is_true(r["fp16"])) {
+    t.param_dtype = t.grad_dtype = t.activation_dtype = DType::kFp16;
+    t.fp32_grad_accumulation =
+        arg_or(args, "--accumulate-allreduce-grads-in-fp32", "false") == "true";
+  }
   // Whole-layer CUDA graphs: their pools are reserved memory, which these tests do not log.
   s.overheads.per_layer_cuda_graphs = args.contains("--cuda-graph-impl");
   // --cross-entropy-loss-fusion: the jit-fused cross-entropy
@@ -241,12 +253,15 @@ int64_t row_bytes(const StageEstimate& stage, const char* component) {
   return 0;
 }
 
-int64_t static_bytes(const StageEstimate& stage) {
+int64_t static_bytes(const Scenario& s, const StageEstimate& stage) {
   // What stays allocated between steps: model states, Transformer Engine's cached fp8 weight
-  // casts and the persistent GEMM workspaces.
+  // casts, the persistent GEMM workspaces and attention-scores buffer, and the optimizer's fp32
+  // copy of gradients kept below fp32, which lives until the next step's zero_grad.
+  const int64_t grad_copy = has_fp32_grad_copy(s) ? row_bytes(stage, "master weights") : 0;
   return row_bytes(stage, "weights") + row_bytes(stage, "fp8 weight copies") +
          row_bytes(stage, "gradients") + row_bytes(stage, "master weights") +
-         row_bytes(stage, "optimizer states") + row_bytes(stage, "GEMM workspaces");
+         row_bytes(stage, "optimizer states") + row_bytes(stage, "GEMM workspaces") +
+         row_bytes(stage, "attention scores buffer") + grad_copy;
 }
 
 ValidationRow skipped_row(const std::string& dataset, const std::string& id,
@@ -266,8 +281,9 @@ void add_megatron_rows(const std::vector<CsvRow>& table,
     const double peak = number_or(r["max_allocated_GiB"], 0);
     const double after_step = number_or(r["current_allocated_GiB_after_last_step"], 0);
     std::string reason = megatron_skip_reason(r, args);
-    Result<Estimate> est = reason.empty() ? estimate(megatron_scenario(r, args), {.explain = false})
-                                          : Result<Estimate>(Error{});
+    const Scenario scenario = reason.empty() ? megatron_scenario(r, args) : Scenario{};
+    Result<Estimate> est =
+        reason.empty() ? estimate(scenario, {.explain = false}) : Result<Estimate>(Error{});
     if (reason.empty() && !est.ok()) reason = "not a valid layout here: " + est.error().message();
     if (!reason.empty()) {
       report.rows.push_back(
@@ -278,7 +294,7 @@ void add_megatron_rows(const std::vector<CsvRow>& table,
     // Megatron logs the last rank: the last pipeline stage.
     const StageEstimate& last = est->stages.back();
     report.rows.push_back({"megatron", id, family, "static allocated", after_step,
-                           static_bytes(last) / kGiB, "", false, ""});
+                           static_bytes(scenario, last) / kGiB, "", false, ""});
     report.rows.push_back({"megatron", id, family, "peak allocated", peak,
                            last.allocated_bytes / kGiB, "", false, ""});
   }

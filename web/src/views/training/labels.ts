@@ -130,6 +130,8 @@ export const LABELS: Record<string, string> = {
   sp_saves_gathered_inputs: 'SP linears save gathered inputs',
   tp_allgather_buffer: 'Persistent TP all-gather buffer',
   pipeline_fsdp_unsharded: 'PP stages keep FSDP unsharded',
+  attention_scores_buffer: 'Persistent attention-scores buffer',
+  fp32_grad_copy: 'fp32 gradient copy at the step',
   zero3_live_params: 'ZeRO-3 live parameters (DeepSpeed)',
   framework: 'Training framework',
 };
