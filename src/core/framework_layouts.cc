@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/pipeline.h"
 #include "core/planner_search.h"
 
 namespace vramplan {
@@ -116,8 +117,7 @@ std::optional<Error> restrict(const json& settings, const char* key, const std::
 
 // The split setting the user gave, to name in an error.
 const char* split_key(const json& settings) {
-  for (const char* key : {"pipeline_split", "first_stage_layers", "last_stage_layers",
-                          "embedding_stage", "loss_stage"})
+  for (const char* key : kSplitSettingKeys)
     if (settings.contains(key)) return key;
   return "pipeline_split";
 }

@@ -11,6 +11,11 @@
 
 namespace vramplan {
 
+// The settings that choose the pipeline split, the one the user names first in an error. A
+// framework's split is a default: any of these replaces it as a whole (scenario_io.cc).
+inline constexpr const char* kSplitSettingKeys[] = {
+    "pipeline_split", "first_stage_layers", "last_stage_layers", "embedding_stage", "loss_stage"};
+
 struct RankLayout {
   std::vector<int64_t> layers;    // decoder layer ids, in order, across all its model chunks
   int64_t last_chunk_layers = 0;  // of those, the ones in its last model chunk (the tail)

@@ -211,27 +211,6 @@ std::string explain_winner(const PlanResult& p) {
   return text;
 }
 
-constexpr const char* kLayoutFlags[] = {"tp",
-                                        "sequence_parallel",
-                                        "pp",
-                                        "vpp",
-                                        "schedule",
-                                        "cp",
-                                        "ep",
-                                        "etp",
-                                        "dp",
-                                        "zero",
-                                        "fsdp",
-                                        "fsdp_shard_group",
-                                        "recompute",
-                                        "micro_batch",
-                                        "distributed_optimizer",
-                                        "first_stage_layers",
-                                        "last_stage_layers",
-                                        "embedding_stage",
-                                        "loss_stage",
-                                        "pipeline_split"};
-
 std::vector<std::string> suggestions(const PlanRequest& r, const PlanResult& p) {
   std::vector<std::string> out;
   const PlanCandidate& miss = *p.closest_miss;
@@ -246,7 +225,7 @@ std::vector<std::string> suggestions(const PlanRequest& r, const PlanResult& p) 
   out.push_back("a GPU with more memory (--gpu; see `vramplan gpus`)");
   // The user's own flags, not the lists a framework fills in (framework_layouts.h).
   const bool fixed = std::any_of(
-      std::begin(kLayoutFlags), std::end(kLayoutFlags),
+      std::begin(kPlanLayoutKeys), std::end(kPlanLayoutKeys),
       [&](const char* key) { return r.settings.is_object() && r.settings.contains(key); });
   if (fixed)
     out.push_back(

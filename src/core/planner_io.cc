@@ -28,28 +28,6 @@ constexpr PlanOption kPlanOptions[] = {
     {"threads", K::kInteger, "0 (all cores)", "search threads"},
 };
 
-// Scenario keys that describe a layout: given, they fix that dimension of the search.
-constexpr const char* kLayoutKeys[] = {"tp",
-                                       "sequence_parallel",
-                                       "pp",
-                                       "vpp",
-                                       "schedule",
-                                       "dp",
-                                       "cp",
-                                       "ep",
-                                       "etp",
-                                       "zero",
-                                       "fsdp",
-                                       "fsdp_shard_group",
-                                       "recompute",
-                                       "micro_batch",
-                                       "distributed_optimizer",
-                                       "first_stage_layers",
-                                       "last_stage_layers",
-                                       "embedding_stage",
-                                       "loss_stage",
-                                       "pipeline_split"};
-
 std::string as_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // Integers and numbers typed or as text (the CLI passes text), naming the key on failure.
@@ -95,10 +73,8 @@ std::optional<Error> read_number(const json& settings, const char* key, double& 
 // loss counted as a layer) is refused rather than planned as another split than the one asked for.
 Result<std::optional<PipelineSplit>> fixed_split(const json& settings, const ModelConfig& model,
                                                  const Parallelism& p) {
-  const bool given = settings.contains("first_stage_layers") ||
-                     settings.contains("last_stage_layers") ||
-                     settings.contains("embedding_stage") || settings.contains("loss_stage") ||
-                     settings.contains("pipeline_split");
+  const bool given = std::any_of(std::begin(kSplitSettingKeys), std::end(kSplitSettingKeys),
+                                 [&](const char* key) { return settings.contains(key); });
   if (!given) return std::optional<PipelineSplit>{};
   if (p.compute_balanced_split) {
     if (auto e = validate_pipeline(model, p)) return *e;  // names what compute cannot combine with
@@ -195,7 +171,7 @@ json parallel_json(const PlanLayout& l) {
 // Settings `vramplan estimate --scenario` reads back into this very layout.
 json scenario_settings(const PlanResult& p, const PlanLayout& l) {
   json s = p.settings.is_object() ? p.settings : json::object();
-  for (const char* key : kLayoutKeys) s.erase(key);
+  for (const char* key : kPlanLayoutKeys) s.erase(key);
   s["gpus"] = p.gpus;
   s["global_batch"] = p.global_batch;
   s["seq_len"] = p.seq_len;

@@ -32,6 +32,28 @@ bool better_candidate(const PlanCandidate& a, const PlanCandidate& b);
 // Closest misses: less peak memory first, then the layout's fields.
 bool closer_miss(const PlanCandidate& a, const PlanCandidate& b);
 
+// The scenario keys that describe a layout: given, each fixes its dimension of the search.
+inline constexpr const char* kPlanLayoutKeys[] = {"tp",
+                                                  "sequence_parallel",
+                                                  "pp",
+                                                  "vpp",
+                                                  "schedule",
+                                                  "dp",
+                                                  "cp",
+                                                  "ep",
+                                                  "etp",
+                                                  "zero",
+                                                  "fsdp",
+                                                  "fsdp_shard_group",
+                                                  "recompute",
+                                                  "micro_batch",
+                                                  "distributed_optimizer",
+                                                  "first_stage_layers",
+                                                  "last_stage_layers",
+                                                  "embedding_stage",
+                                                  "loss_stage",
+                                                  "pipeline_split"};
+
 // Split kinds in the order that names a split: one whose chunk sizes equal an earlier kind's is
 // that kind. Without a list in the request the planner tries the first kGenericSplitKinds; the
 // last two are framework splits (torchtitan's, nanotron's) searched when the list names them.

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/model_states.h"
+#include "core/pipeline.h"
 #include "core/text.h"
 #include "core/validate.h"
 #include "vramplan/finetune.h"
@@ -517,14 +518,11 @@ std::optional<Error> read_world(const Reader& r, Parallelism& p) {
   return std::nullopt;
 }
 
-// The settings that choose the pipeline split. A framework's split (nanotron's compute-cost one,
-// torchtitan's balanced one with the embedding and loss as layers) is a default: any of these
-// replaces it as a whole, so it never mixes with the user's split.
-constexpr const char* kSplitKeys[] = {"first_stage_layers", "last_stage_layers", "embedding_stage",
-                                      "loss_stage", "pipeline_split"};
-
+// A framework's split (nanotron's compute-cost one, torchtitan's balanced one with the embedding
+// and loss as layers) is a default: any split setting replaces it as a whole, so it never mixes
+// with the user's split.
 void drop_framework_split(const Reader& r, Parallelism& p) {
-  if (std::none_of(std::begin(kSplitKeys), std::end(kSplitKeys),
+  if (std::none_of(std::begin(kSplitSettingKeys), std::end(kSplitSettingKeys),
                    [&](const char* key) { return r.has(key); }))
     return;
   p.first_stage_layers = p.last_stage_layers = 0;
