@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "core/pipeline.h"
@@ -158,20 +159,11 @@ Error split_refused(const json& settings, const FrameworkLayouts& f, const char*
 
 }  // namespace
 
-FrameworkLayouts framework_layouts(Framework framework) {
-  switch (framework) {
-    case Framework::kMegatron:
-      return megatron();
-    case Framework::kTorchtitan:
-      return torchtitan();
-    case Framework::kDeepspeed:
-      return deepspeed();
-    case Framework::kNanotron:
-      return nanotron();
-    case Framework::kHfTrainer:
-      return hf_trainer();
-  }
-  return {};
+const FrameworkLayouts& framework_layouts(Framework framework) {
+  // Built once: estimate() asks on every call, the planner's fallback included.
+  static const std::array<FrameworkLayouts, kFrameworkNames.size()> kAll = {
+      megatron(), torchtitan(), deepspeed(), nanotron(), hf_trainer()};  // Framework's order
+  return kAll[static_cast<size_t>(framework)];
 }
 
 std::optional<SplitKind> split_kind_of(const Parallelism& p) {
@@ -191,7 +183,7 @@ std::vector<std::string> layout_outside_framework(const Scenario& s) {
   std::vector<std::string> out;
   if (s.framework_id < 0) return out;
   const auto framework = static_cast<Framework>(s.framework_id);
-  const FrameworkLayouts f = framework_layouts(framework);
+  const FrameworkLayouts& f = framework_layouts(framework);
   const Parallelism& p = s.parallel;
   auto check = [&](const char* key, const auto& runs, const auto& value) {
     if (listed(runs, value)) return;
@@ -223,7 +215,7 @@ Result<PlanSpace> restrict_to_framework(PlanSpace space, const json& settings,
                                         const Scenario& scenario) {
   if (scenario.framework_id < 0) return space;
   const auto framework = static_cast<Framework>(scenario.framework_id);
-  const FrameworkLayouts f = framework_layouts(framework);
+  const FrameworkLayouts& f = framework_layouts(framework);
   const char* name = framework_name(framework);
   if (auto e = restrict(settings, "pp", f.pp, space.pp, name, f.source)) return *e;
   if (auto e = restrict(settings, "vpp", f.vpp, space.vpp, name, f.source)) return *e;

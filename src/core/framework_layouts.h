@@ -26,7 +26,7 @@ struct FrameworkLayouts {
   const char* source = "";  // where the restrictions come from
 };
 
-FrameworkLayouts framework_layouts(Framework framework);
+const FrameworkLayouts& framework_layouts(Framework framework);
 
 // The split kind a parallelism's split fields describe (set_split's inverse), or nothing for a
 // combination that is no planner kind (balanced with only one of embedding/loss).
