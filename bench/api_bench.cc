@@ -9,7 +9,8 @@
 #include <string>
 
 #include "server/api.h"
-#include "vramplan/estimate_request.h"
+#include "vramplan/io/estimate_request.h"
+#include "vramplan/report/settings_report.h"
 
 namespace {
 

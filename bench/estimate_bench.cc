@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "vramplan/estimate.h"
-#include "vramplan/hf_config.h"
-#include "vramplan/params.h"
-#include "vramplan/presets.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/model/hf_config.h"
+#include "vramplan/model/params.h"
+#include "vramplan/model/presets.h"
+#include "vramplan/training/estimate.h"
 
 namespace {
 

@@ -9,7 +9,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "vramplan/inference.h"
+#include "vramplan/io/inference_settings.h"
+#include "vramplan/serving/inference.h"
 
 namespace {
 

@@ -14,11 +14,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "core/fast_memory.h"
-#include "core/planner_search.h"
-#include "vramplan/estimate.h"
-#include "vramplan/planner.h"
-#include "vramplan/scenario_io.h"
+#include "plan/planner_search.h"
+#include "training/fast_memory.h"
+#include "vramplan/io/plan_settings.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/plan/planner.h"
+#include "vramplan/training/estimate.h"
 
 namespace {
 

@@ -9,11 +9,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "core/throughput_validation.h"
-#include "vramplan/hardware.h"
-#include "vramplan/roofline.h"
-#include "vramplan/scenario_io.h"
-#include "vramplan/step_time.h"
+#include "validation/throughput_validation.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/perf/hardware.h"
+#include "vramplan/perf/roofline.h"
+#include "vramplan/perf/step_time.h"
 
 namespace {
 

@@ -4,9 +4,12 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <initializer_list>
+#include <span>
 #include <string>
 
-#include "vramplan/error.h"
+#include "vramplan/base/error.h"
+#include "vramplan/io/options.h"
 
 namespace vramplan::cli {
 
@@ -29,9 +32,12 @@ int run_validate_throughput(const std::string& format, bool rows, bool check, bo
 // `vramplan validate --planner` (plan_command.cc).
 int run_validate_planner(const std::string& format);
 
-// Prints "vramplan: error: <field> = <value>: ...; accepted: ..." to stderr, naming the field
-// as a command-line flag, and returns kExitBadInput.
-int report_error(const Error& error);
+// Prints "vramplan: error: <field> = <value>: ...; accepted: ..." to stderr and returns
+// kExitBadInput. A field that is a key of one of `registries` is named as the flag the user typed
+// (--seq-len); config.json fields and others stay as they are.
+int report_error(const Error& error,
+                 std::initializer_list<std::span<const OptionSpec>> registries = {
+                     scenario_options()});
 
 // Reads a whole file; errors name `field` (e.g. "model" or "scenario").
 Result<std::string> read_text_file(const std::string& path, const std::string& field);

@@ -4,15 +4,20 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/io/options.h"
 
 namespace vramplan::cli {
 
-int report_error(const Error& error) {
+int report_error(const Error& error,
+                 std::initializer_list<std::span<const OptionSpec>> registries) {
   Error shown = error;
-  // Scenario keys are shown as the flags a CLI user typed; config.json fields stay as they are.
-  for (const OptionSpec& o : scenario_options())
-    if (shown.field == o.key && o.kind != OptionKind::kObject) shown.field = flag_name(o.key);
+  for (std::span<const OptionSpec> options : registries) {
+    const OptionSpec* o = find_option(options, shown.field);
+    if (o != nullptr && o->kind != OptionKind::kObject) {
+      shown.field = flag_name(o->key);
+      break;
+    }
+  }
   std::cerr << "vramplan: error: " << shown.message() << "\n";
   return kExitBadInput;
 }

@@ -7,9 +7,10 @@
 #include "cli/commands.h"
 #include "cli/settings_flags.h"
 #include "hub/hub_models.h"
-#include "vramplan/estimate_request.h"
-#include "vramplan/report.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/io/estimate_request.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/report/report.h"
+#include "vramplan/report/settings_report.h"
 
 namespace vramplan::cli {
 namespace {
@@ -19,18 +20,6 @@ struct EstimateArgs : SettingsFlags {
   std::string color = "auto";
   int width = 0;
 };
-
-void register_scenario_options(CLI::App& cmd, EstimateArgs& args) {
-  add_setting_flags(cmd, scenario_options(),
-                    {{"model", "Model"},
-                     {"moe", "Mixture of experts"},
-                     {"training", "Training"},
-                     {"precision", "Precision and optimizer"},
-                     {"parallelism", "Parallelism and sharding"},
-                     {"hardware", "GPU"},
-                     {"overheads", "Memory beyond tensors"}},
-                    args);
-}
 
 int run_estimate(const EstimateArgs& args) {
   Result<nlohmann::json> settings = collect_settings(args);
@@ -85,7 +74,7 @@ void add_estimate_command(CLI::App& app, std::function<int()>* run) {
                   "columns for the table's bar chart (default: $COLUMNS or 100)")
       ->check(CLI::Range(40, 400))
       ->group("Input and output");
-  register_scenario_options(*cmd, *args);
+  add_setting_flags(*cmd, scenario_options(), *args);
   cmd->callback([run, args] { *run = [args] { return run_estimate(*args); }; });
 }
 

@@ -9,9 +9,13 @@
 #include "cli/commands.h"
 #include "cli/settings_flags.h"
 #include "hub/hub_models.h"
-#include "vramplan/hardware.h"
-#include "vramplan/inference.h"
-#include "vramplan/inference_request.h"
+#include "vramplan/io/inference_request.h"
+#include "vramplan/io/inference_settings.h"
+#include "vramplan/perf/hardware.h"
+#include "vramplan/report/inference_report.h"
+#include "vramplan/report/settings_report.h"
+#include "vramplan/serving/inference.h"
+#include "vramplan/validation/serving_validation.h"
 
 namespace vramplan::cli {
 namespace {
@@ -22,33 +26,13 @@ struct InferArgs : SettingsFlags {
   int width = 0;
 };
 
-void register_options(CLI::App& cmd, InferArgs& args) {
-  add_setting_flags(cmd, inference_options(),
-                    {{"model", "Model"},
-                     {"moe", "Mixture of experts"},
-                     {"serving", "Serving"},
-                     {"weights", "Weight formats"},
-                     {"parallelism", "Parallelism"},
-                     {"engine", "Engine (vLLM / SGLang)"},
-                     {"hardware", "GPU"},
-                     {"overheads", "Memory beyond tensors"}},
-                    args);
-}
-
-// Settings keys are shown as the flags a CLI user typed; config.json fields stay as they are.
-int report_infer_error(Error error) {
-  for (const OptionSpec& o : inference_options())
-    if (error.field == o.key && o.kind != OptionKind::kObject) error.field = flag_name(o.key);
-  return report_error(error);
-}
-
 int run_infer(const InferArgs& args) {
   Result<nlohmann::json> settings = collect_settings(args);
-  if (!settings) return report_infer_error(settings.error());
+  if (!settings) return report_error(settings.error());
   const FileReader reader = [](const std::string& path) { return read_text_file(path, "model"); };
   hub::HubModels hub_models;  // --model org/name[@revision]: the Hugging Face Hub
   Result<SettingsInference> result = infer_settings(*settings, reader, hub_models.fetcher(reader));
-  if (!result) return report_infer_error(result.error());
+  if (!result) return report_error(result.error(), {inference_options(), scenario_options()});
   SettingsInference answer = std::move(result).value();
   InferenceEstimate& est = answer.estimate;
   const std::optional<nlohmann::json> checkpoint =
@@ -142,7 +126,14 @@ void add_infer_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--width", args->width, "columns for the table (default: $COLUMNS or 100)")
       ->check(CLI::Range(40, 400))
       ->group("Input and output");
-  register_options(*cmd, *args);
+  // Serving has no sharding: its parallelism group is titled plainly.
+  add_setting_flags(*cmd, inference_options(), *args,
+                    {[](const OptionSpec& o) {
+                       const std::string group = o.group;
+                       return group == "parallelism" ? std::string("Parallelism")
+                                                     : std::string(group_title(o.group));
+                     },
+                     {}});
   cmd->callback([run, args] { *run = [args] { return run_infer(*args); }; });
 }
 

@@ -5,12 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "vramplan/catalog_json.h"
-#include "vramplan/hardware.h"
-#include "vramplan/hf_config.h"
-#include "vramplan/params.h"
-#include "vramplan/presets.h"
-#include "vramplan/report.h"
+#include "vramplan/model/hf_config.h"
+#include "vramplan/model/params.h"
+#include "vramplan/model/presets.h"
+#include "vramplan/perf/hardware.h"
+#include "vramplan/report/catalog_json.h"
+#include "vramplan/report/report.h"
 
 namespace vramplan::cli {
 namespace {

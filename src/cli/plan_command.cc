@@ -8,8 +8,11 @@
 
 #include "cli/commands.h"
 #include "cli/settings_flags.h"
-#include "vramplan/planner.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/io/plan_settings.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/plan/planner.h"
+#include "vramplan/report/plan_report.h"
+#include "vramplan/validation/planner_check.h"
 
 namespace vramplan::cli {
 namespace {
@@ -18,32 +21,22 @@ struct PlanArgs : SettingsFlags {
   std::string format = "table";
 };
 
-const char* group_of(const std::string& group) {
+// Layout flags given fix that dimension; the others are searched.
+std::string plan_title(const OptionSpec& o) {
+  const std::string group = o.group;
   if (group == "parallelism") return "Layout (given values are fixed; the rest are searched)";
   if (group == "hardware") return "GPU";
+  if (std::string(o.key) == "gpus") return "Planner";
   return "Model and training";
 }
 
 void register_settings(CLI::App& cmd, PlanArgs& args) {
-  for (const PlanOption& o : plan_options()) {
-    std::string help = fmt::format("{} (default: {})", o.help, o.default_text);
-    args.options[o.key] = cmd.add_option(flag_name(o.key), args.values[o.key], help)
-                              ->group("Planner")
-                              ->type_name(o.kind == OptionKind::kNumber ? "NUM" : "INT");
-  }
-  for (const OptionSpec& o : scenario_options()) {
-    if (o.kind == OptionKind::kObject) continue;  // inline objects come from scenario files
-    const bool gpus = std::string(o.key) == "gpus";
-    add_setting_flag(cmd, o, gpus ? "GPUs to plan for (required)" : setting_help(o, false),
-                     gpus ? "Planner" : group_of(o.group), args);
-  }
-}
-
-// Planner settings are named as the flags a user typed, like scenario keys.
-int report_plan_error(Error error) {
-  for (const PlanOption& o : plan_options())
-    if (error.field == o.key) error.field = flag_name(o.key);
-  return report_error(error);
+  add_setting_flags(cmd, plan_options(), args);
+  add_setting_flags(cmd, scenario_options(), args, {plan_title, [](const OptionSpec& o) {
+                                                      return std::string(o.key) == "gpus"
+                                                                 ? "GPUs to plan for (required)"
+                                                                 : setting_help(o, false);
+                                                    }});
 }
 
 int run_plan(const PlanArgs& args) {
@@ -51,7 +44,7 @@ int run_plan(const PlanArgs& args) {
   if (!settings) return report_error(settings.error());
   const FileReader reader = [](const std::string& path) { return read_text_file(path, "model"); };
   Result<PlanResult> result = plan_from_settings(*settings, reader);
-  if (!result) return report_plan_error(result.error());
+  if (!result) return report_error(result.error(), {plan_options(), scenario_options()});
   if (args.format == "json") {
     std::cout << plan_to_json(*result).dump(2) << "\n";
   } else {

@@ -11,10 +11,11 @@
 
 #include "cli/commands.h"
 #include "cli/settings_flags.h"
-#include "vramplan/hardware.h"
-#include "vramplan/roofline.h"
-#include "vramplan/scenario_io.h"
-#include "vramplan/step_time.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/perf/hardware.h"
+#include "vramplan/perf/roofline.h"
+#include "vramplan/perf/step_time.h"
+#include "vramplan/report/roofline_report.h"
 
 namespace vramplan::cli {
 namespace {
@@ -32,14 +33,6 @@ struct RooflineArgs : SettingsFlags {
   double intra_node_gbps = 0;
   double inter_node_gbps = 0;
 };
-
-// The scenario's options, as `estimate` offers them (scenario_io.h is the one parser).
-void register_scenario_options(CLI::App& cmd, RooflineArgs& args) {
-  for (const OptionSpec& o : scenario_options()) {
-    if (o.kind == OptionKind::kObject) continue;
-    add_setting_flag(cmd, o, setting_help(o), "Scenario (as for `vramplan estimate`)", args);
-  }
-}
 
 Result<GpuCatalog> load_catalog(const std::string& path) {
   if (path.empty()) return builtin_gpus();
@@ -151,7 +144,9 @@ void add_roofline_command(CLI::App& app, std::function<int()>* run) {
                                      "network bandwidth per GPU, GB/s, one direction (8×400 Gb/s "
                                      "per 8-GPU node = 50)")
                          ->group(hw);
-  register_scenario_options(*cmd, *args);
+  add_setting_flags(
+      *cmd, scenario_options(), *args,
+      {[](const OptionSpec&) { return "Scenario (as for `vramplan estimate`)"; }, {}});
   cmd->callback([run, args] { *run = [args] { return run_roofline(*args); }; });
 }
 

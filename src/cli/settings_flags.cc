@@ -48,14 +48,13 @@ CLI::Option* add_setting_flag(CLI::App& cmd, const OptionSpec& o, const std::str
   return opt;
 }
 
-void add_setting_flags(CLI::App& cmd, std::span<const OptionSpec> options,
-                       const std::map<std::string, std::string>& group_titles,
-                       SettingsFlags& flags) {
+void add_setting_flags(CLI::App& cmd, std::span<const OptionSpec> options, SettingsFlags& flags,
+                       const FlagListing& listing) {
   for (const OptionSpec& o : options) {
     if (o.kind == OptionKind::kObject) continue;
-    auto title = group_titles.find(o.group);
-    add_setting_flag(cmd, o, setting_help(o), title == group_titles.end() ? o.group : title->second,
-                     flags, setting_type_name(o.kind));
+    add_setting_flag(cmd, o, listing.help ? listing.help(o) : setting_help(o),
+                     listing.title ? listing.title(o) : std::string(group_title(o.group)), flags,
+                     setting_type_name(o.kind));
   }
 }
 

@@ -4,13 +4,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 
-#include "vramplan/error.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/base/error.h"
+#include "vramplan/io/options.h"
 
 namespace vramplan::cli {
 
@@ -33,11 +34,17 @@ CLI::Option* add_setting_flag(CLI::App& cmd, const OptionSpec& o, const std::str
                               const std::string& group, SettingsFlags& flags,
                               const char* type_name = nullptr);
 
-// Registers every option of `options` but inline objects (those come from scenario files), with
-// its full help, under group_titles[o.group] (the group key itself when it has no title).
-void add_setting_flags(CLI::App& cmd, std::span<const OptionSpec> options,
-                       const std::map<std::string, std::string>& group_titles,
-                       SettingsFlags& flags);
+// How a command lists a registry's options in --help: under the group's title (group_title) with
+// its default, unless the command says otherwise for an option.
+struct FlagListing {
+  std::function<std::string(const OptionSpec&)> title;  // empty: group_title(o.group)
+  std::function<std::string(const OptionSpec&)> help;   // empty: setting_help(o)
+};
+
+// Registers every option of `options` (one of the registries of vramplan/io/options.h) as a flag,
+// but inline objects, which come from scenario files and API bodies.
+void add_setting_flags(CLI::App& cmd, std::span<const OptionSpec> options, SettingsFlags& flags,
+                       const FlagListing& listing = {});
 
 // The settings the user gave: the scenario file first, flags on top.
 Result<nlohmann::json> collect_settings(const SettingsFlags& flags);

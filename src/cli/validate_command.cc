@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "vramplan/validation.h"
+#include "vramplan/validation/validation.h"
 
 namespace vramplan::cli {
 namespace {

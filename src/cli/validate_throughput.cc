@@ -6,8 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "core/throughput_validation.h"
-#include "vramplan/roofline.h"
+#include "validation/throughput_validation.h"
+#include "vramplan/perf/roofline.h"
+#include "vramplan/report/roofline_report.h"
 
 namespace vramplan::cli {
 namespace {

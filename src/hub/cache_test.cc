@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "hub/fixture_hub_for_tests.h"
+#include "hub/test_fixture_hub.h"
 
 namespace vramplan::hub {
 namespace {

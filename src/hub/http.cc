@@ -7,7 +7,7 @@
 #include <cmath>
 #include <mutex>
 
-#include "core/text.h"
+#include "base/text.h"
 
 namespace vramplan::hub {
 namespace {

@@ -14,7 +14,7 @@
 #include "hub/model_id.h"
 #include "hub/safetensors.h"
 #include "hub/settings.h"
-#include "vramplan/error.h"
+#include "vramplan/base/error.h"
 
 namespace vramplan::hub {
 

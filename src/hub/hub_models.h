@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "hub/hub_client.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/io/scenario_io.h"
 
 namespace vramplan::hub {
 

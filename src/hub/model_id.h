@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "vramplan/error.h"
+#include "vramplan/base/error.h"
 
 namespace vramplan::hub {
 

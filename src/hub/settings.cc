@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/text.h"
+#include "base/text.h"
 
 namespace vramplan::hub {
 namespace {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "vramplan/error.h"
+#include "vramplan/base/error.h"
 
 namespace vramplan::hub {
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <map>
 
-#include "hub/fixture_hub_for_tests.h"
+#include "hub/test_fixture_hub.h"
 
 namespace vramplan::hub {
 namespace {

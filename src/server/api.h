@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "vramplan/error.h"
+#include "vramplan/base/error.h"
 
 namespace vramplan::server {
 

@@ -7,10 +7,11 @@
 #include <thread>
 #include <vector>
 
-#include "vramplan/catalog_json.h"
-#include "vramplan/estimate_request.h"
-#include "vramplan/presets.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/io/estimate_request.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/model/presets.h"
+#include "vramplan/report/catalog_json.h"
+#include "vramplan/report/settings_report.h"
 
 namespace vramplan::server {
 namespace {

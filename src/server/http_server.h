@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "vramplan/error.h"
+#include "vramplan/base/error.h"
 
 namespace httplib {
 class Server;

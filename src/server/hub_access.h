@@ -12,7 +12,7 @@
 
 #include "hub/hub_models.h"
 #include "server/api.h"
-#include "vramplan/error.h"
+#include "vramplan/base/error.h"
 
 namespace vramplan::server {
 

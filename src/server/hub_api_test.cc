@@ -5,11 +5,11 @@
 
 #include <string>
 
-#include "hub/fixture_hub_for_tests.h"
+#include "hub/test_fixture_hub.h"
 #include "server/api.h"
 #include "server/hub_access.h"
-#include "vramplan/estimate_request.h"
-#include "vramplan/inference_request.h"
+#include "vramplan/io/estimate_request.h"
+#include "vramplan/io/inference_request.h"
 
 namespace vramplan::server {
 namespace {

@@ -9,8 +9,8 @@
 #include "hub/hub_models.h"
 #include "server/api.h"
 #include "server/hub_access.h"
-#include "vramplan/hf_config.h"
-#include "vramplan/params.h"
+#include "vramplan/model/hf_config.h"
+#include "vramplan/model/params.h"
 
 namespace vramplan::server {
 namespace {

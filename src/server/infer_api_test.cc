@@ -4,8 +4,11 @@
 #include <string>
 
 #include "server/api.h"
-#include "vramplan/inference_request.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/io/inference_request.h"
+#include "vramplan/io/inference_settings.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/report/inference_report.h"
+#include "vramplan/report/settings_report.h"
 
 namespace vramplan::server {
 namespace {

@@ -8,8 +8,10 @@
 #include <thread>
 #include <utility>
 
-#include "vramplan/planner.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/io/plan_settings.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/plan/planner.h"
+#include "vramplan/report/plan_report.h"
 
 namespace vramplan::server {
 namespace {
@@ -28,7 +30,7 @@ json plan_options_json() {
        {"kind", "integer"},
        {"default", "required"},
        {"help", fmt::format("GPUs to plan for (the server takes 1 to {})", kMaxPlanGpus)}});
-  for (const PlanOption& o : plan_options()) {
+  for (const OptionSpec& o : plan_options()) {
     std::string help = o.help;
     if (std::string(o.key) == "threads")
       help += fmt::format(" (the server takes 0 to {}; 0 means up to {})", kMaxPlanThreads,

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "server/api.h"
+#include "vramplan/report/plan_report.h"
 
 namespace vramplan::server {
 

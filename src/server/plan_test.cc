@@ -4,8 +4,10 @@
 
 #include <string>
 
-#include "vramplan/planner.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/io/plan_settings.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/plan/planner.h"
+#include "vramplan/report/plan_report.h"
 
 namespace vramplan::server {
 namespace {

@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "server/api.h"
-#include "vramplan/estimate_request.h"
-#include "vramplan/report.h"
+#include "vramplan/io/estimate_request.h"
+#include "vramplan/report/report.h"
 
 namespace vramplan::server {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "vramplan/error.h"
-#include "vramplan/scenario_io.h"
+#include "vramplan/base/error.h"
+#include "vramplan/io/scenario_io.h"
 
 namespace vramplan::server {
 

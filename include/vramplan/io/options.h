@@ -1,0 +1,42 @@
+// The one registry of settings: every key a scenario file, a CLI flag or an API body may hold,
+// with its kind, group, default, help text and choices. Every command registers its flags from
+// it, the server's GET /api/options, /api/infer/options and /api/plan/options answer from it, and
+// the readers (scenario_io.h, inference_settings.h, plan_settings.h) accept exactly its keys.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace vramplan {
+
+enum class OptionKind { kInteger, kNumber, kBool, kText, kChoice, kObject };
+
+struct OptionSpec {
+  const char* key;  // "seq_len"; the CLI flag is "--seq-len"
+  OptionKind kind;
+  const char* group;         // "model", "training", "precision", "parallelism", "hardware", ...
+  const char* default_text;  // shown in --help and the UI
+  const char* help;
+  const char* choices;  // for kChoice: "none, selective, full"
+};
+
+// The training scenario's settings in --help order (`estimate`, `roofline`, `plan`'s scenario).
+std::span<const OptionSpec> scenario_options();
+// The serving settings in --help order: the model keys of scenario_options() and the serving
+// ones (`infer`).
+std::span<const OptionSpec> inference_options();
+// The planner's own settings beside the scenario keys: gpus_per_node, max_tp, headroom, top,
+// threads (group "plan"; gpus is a scenario key the planner requires).
+std::span<const OptionSpec> plan_options();
+
+// The title a group's options are listed under in --help and the web form ("model" -> "Model").
+std::string_view group_title(std::string_view group);
+
+// The option `key` of `options`, or nullptr.
+const OptionSpec* find_option(std::span<const OptionSpec> options, std::string_view key);
+
+// "seq_len" -> "--seq-len"
+std::string flag_name(const std::string& key);
+
+}  // namespace vramplan

@@ -1,0 +1,94 @@
+// Training step time from the roofline: compute at a realistic fraction of peak, the
+// communication each parallelism adds (inside a node over NVLink/NVSwitch, across nodes over the
+// network), what of it overlaps, the pipeline bubble and recomputation -> tokens/s per GPU and
+// MFU. The constants and their calibration are documented in README "Roofline and step time" and
+// docs/accuracy.md.
+#pragma once
+
+#include <memory>
+
+#include "vramplan/base/error.h"
+#include "vramplan/perf/hardware.h"
+#include "vramplan/training/scenario.h"
+
+namespace vramplan {
+
+// The machines the GPUs sit in. Defaults come from the GPU catalog; CLI flags override them.
+struct Cluster {
+  int gpus_per_node = 8;
+  double intra_node_gbps = 0;  // NVLink/NVSwitch bandwidth per GPU, GB/s, one direction
+  double inter_node_gbps = 0;  // network bandwidth per GPU, GB/s (8×400 Gb/s IB = 50 GB/s/GPU)
+};
+
+// Seconds of one optimizer step on the slowest GPU, split by cause. Exposed (not overlapped)
+// time only: the parts add up to step_time_s.
+struct StepTime {
+  double compute_s = 0;          // forward + backward of model FLOPs and memory-bound ops
+  double recompute_s = 0;        // extra forward work for activation recomputation
+  double tp_comm_s = 0;          // tensor/sequence-parallel all-gathers and reduce-scatters
+  double cp_comm_s = 0;          // context-parallel K/V exchange not hidden behind attention
+  double ep_comm_s = 0;          // expert-parallel all-to-all dispatch and combine
+  double cpu_bound_s = 0;        // the GPU waiting for the framework to issue kernels
+  double pp_bubble_s = 0;        // pipeline fill and drain, plus stage-to-stage sends
+  double dp_comm_exposed_s = 0;  // gradient reduction + parameter gathers not hidden by compute
+  double optimizer_s = 0;        // optimizer update (memory-bound over the local shard)
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;  // model FLOPs (6·N·tokens + attention, no recompute) / (time · peak bf16 · gpus)
+};
+
+// The few global constants that turn peak rates into achieved ones. Fitted once, within ranges
+// that are physically plausible for each, to the Ultra-Scale Playbook sweep (nanotron on
+// H100 nodes): `vramplan validate --throughput --calibrate` refits them on two of its four models
+// (1B, 8B; 3B and 80B are held out), never per model or per row. Several ended at the edge of
+// their range, and they describe nanotron's eager PyTorch on that cluster: a framework with
+// fused kernels, CUDA graphs or overlapped communication (Megatron-LM with Transformer Engine)
+// runs faster. See README "Roofline and step time" and docs/accuracy.md.
+struct StepTimeConstants {
+  // A GEMM of F FLOPs runs at matmul_efficiency of peak and pays kernel_overhead_s, i.e. at an
+  // efficiency of matmul_efficiency·F/(F + matmul_efficiency·peak·kernel_overhead_s): small
+  // GEMMs (thin TP shards, few tokens per expert) get a smaller fraction of peak.
+  double matmul_efficiency = 0.85;     // range 0.30–0.85
+  double attention_efficiency = 0.10;  // flash attention's fraction of peak; range 0.10–0.60
+  double hbm_efficiency = 0.92;        // achieved fraction of HBM bandwidth; range 0.60–0.92
+  double kernel_overhead_s = 14e-6;    // per kernel on the GPU: launch gap, tail; 1–20 µs
+  // CPU time the framework spends issuing one kernel or collective (eager PyTorch with
+  // autograd). A microbatch takes max(GPU time, CPU time): small kernels leave the GPU waiting.
+  double cpu_overhead_s = 134e-6;  // range 5–300 µs
+  // Every collective also waits for the slowest rank of its group and for the framework to
+  // issue it: a fixed cost on top of the alpha-beta ring time.
+  double collective_overhead_s = 93e-6;  // range 5 µs–1 ms
+  double intra_bw_efficiency = 0.855;    // achieved NVLink bus bandwidth / link; 0.30–0.90
+  double inter_bw_efficiency = 0.90;     // achieved network bus bandwidth / NICs; 0.10–0.90
+  double intra_latency_s = 52e-6;        // per ring step inside a node; 1–100 µs
+  double inter_latency_s = 417e-6;       // per ring step across nodes; 5 µs–1 ms
+  double inter_p2p_latency_s = 13.7e-3;  // a pipeline send between nodes; 10 µs–1 s
+};
+
+struct StepTimeData;  // precomputed per-model coefficients (step_time.cc)
+
+// Prepared once per (model, training, gpu, cluster); evaluate() is cheap (no allocation, no
+// strings) because the planner calls it for up to millions of layouts.
+class StepTimeModel {
+ public:
+  // Errors: the GPU has no peak TFLOP/s or HBM bandwidth, the cluster has no bandwidths, or the
+  // model is one this model cannot time.
+  static Result<StepTimeModel> prepare(const Scenario& base, const Gpu& gpu, const Cluster& cluster,
+                                       const StepTimeConstants& constants = {});
+  // layout = base with parallelism / micro-batch / global batch / recompute changed. The layout
+  // must be valid (validate_scenario passes); the model and sequence length must match base.
+  StepTime evaluate(const Scenario& layout) const;
+
+ private:
+  explicit StepTimeModel(std::shared_ptr<const StepTimeData> data) : data_(std::move(data)) {}
+  std::shared_ptr<const StepTimeData> data_;
+};
+
+// prepare + evaluate for one scenario (validates the scenario first).
+Result<StepTime> estimate_step_time(const Scenario& s, const Gpu& gpu, const Cluster& cluster,
+                                    const StepTimeConstants& constants = {});
+
+// The catalog's node: gpus_per_node, NVLink and network bandwidth per GPU.
+Cluster default_cluster(const Gpu& gpu);
+
+}  // namespace vramplan

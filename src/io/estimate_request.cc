@@ -1,0 +1,44 @@
+#include "vramplan/io/estimate_request.h"
+
+#include <utility>
+
+#include "vramplan/perf/hardware.h"
+
+namespace vramplan {
+
+Result<std::vector<Fit>> fit_rows(const ResolvedScenario& resolved, int64_t device_bytes) {
+  return fit_rows(resolved.gpu, resolved.gpu_memory_gib, device_bytes);
+}
+
+Result<std::vector<Fit>> fit_rows(const std::string& gpu_id, std::optional<double> gpu_memory_gib,
+                                  int64_t device_bytes) {
+  const GpuCatalog& catalog = builtin_gpus();
+  std::vector<Fit> rows;
+  if (gpu_memory_gib) rows.push_back(fit_on(custom_gpu(*gpu_memory_gib), device_bytes));
+  const std::string chosen = gpu_id.empty() ? "h100-80gb" : gpu_id;
+  const Gpu* gpu = catalog.find(chosen);
+  if (gpu == nullptr) return Error{"gpu", chosen, catalog.ids(), "not in the GPU catalog"};
+  if (!gpu_memory_gib) rows.push_back(fit_on(*gpu, device_bytes));
+  for (const Fit& f : fit_table(catalog, device_bytes))
+    if (f.gpu != rows.front().gpu) rows.push_back(f);
+  return rows;
+}
+
+Result<SettingsEstimate> estimate_settings(const nlohmann::json& settings,
+                                           const FileReader& read_file,
+                                           const ModelFetcher& fetch_model,
+                                           const EstimateOptions& options) {
+  Result<ResolvedScenario> resolved = resolve_scenario(settings, read_file, fetch_model);
+  if (!resolved) return resolved.error();
+  Result<Estimate> result = estimate(resolved->scenario, options);
+  if (!result) return result.error();
+  SettingsEstimate out{std::move(resolved).value(), std::move(result).value()};
+  Result<std::vector<Fit>> fits = fit_rows(out.resolved, out.estimate.peak.device_bytes);
+  if (!fits) return fits.error();
+  out.estimate.fit = std::move(fits).value();
+  std::vector<std::string>& warnings = out.estimate.warnings;
+  warnings.insert(warnings.begin(), out.resolved.warnings.begin(), out.resolved.warnings.end());
+  return out;
+}
+
+}  // namespace vramplan

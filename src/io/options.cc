@@ -1,0 +1,324 @@
+#include "vramplan/io/options.h"
+
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
+namespace vramplan {
+namespace {
+
+using K = OptionKind;
+
+// The training scenario: `estimate`, `roofline`, `plan`, POST /api/estimate and /api/sweep.
+constexpr OptionSpec kOptions[] = {
+    // Model
+    {"model", K::kText, "model", "",
+     "preset name (see `vramplan models`), Hub id such as meta-llama/Llama-3.1-8B, or a path to a "
+     "config.json",
+     ""},
+    {"model_config", K::kObject, "model", "",
+     "a config.json object given inline (API and scenario files)", ""},
+    {"hidden_size", K::kInteger, "model", "from the model", "hidden size h", ""},
+    {"num_layers", K::kInteger, "model", "from the model", "decoder layers L", ""},
+    {"num_heads", K::kInteger, "model", "from the model", "attention heads a", ""},
+    {"num_kv_heads", K::kInteger, "model", "num_heads", "key/value heads g (GQA)", ""},
+    {"head_dim", K::kInteger, "model", "hidden_size/num_heads", "head dimension d", ""},
+    {"ffn_size", K::kInteger, "model", "from the model", "dense MLP intermediate size f", ""},
+    {"vocab_size", K::kInteger, "model", "from the model", "vocabulary size V", ""},
+    {"tied_embeddings", K::kBool, "model", "from the model",
+     "input embedding and LM head share weights", ""},
+    {"num_experts", K::kInteger, "moe", "from the model", "routed experts E (0 = dense)", ""},
+    {"top_k", K::kInteger, "moe", "from the model", "experts per token k", ""},
+    {"expert_ffn_size", K::kInteger, "moe", "from the model", "intermediate size of one expert",
+     ""},
+    {"shared_experts", K::kInteger, "moe", "from the model", "always-active shared experts", ""},
+    {"shared_expert_ffn_size", K::kInteger, "moe", "expert_ffn_size",
+     "intermediate size of one shared expert", ""},
+    // Training
+    {"seq_len", K::kInteger, "training", "4096", "sequence length s in tokens", ""},
+    {"micro_batch", K::kInteger, "training", "1", "sequences per microbatch b", ""},
+    {"global_batch", K::kInteger, "training", "micro_batch·dp (·2·pp with pipelining)",
+     "sequences per optimizer step; sets the microbatch count", ""},
+    {"recompute", K::kChoice, "training", "none",
+     "activation recomputation: selective recomputes attention (Megatron), selective-op keeps "
+     "every other matmul output (torchtitan's op-level policy), full keeps layer inputs",
+     "none, selective, full, selective-op"},
+    {"recompute_layers", K::kInteger, "training", "0 (all)",
+     "with full recompute: layers per pipeline stage (per chunk) recomputed, the rest stored", ""},
+    {"flash_attention", K::kBool, "training", "true", "fused/flash attention (no s×s scores kept)",
+     ""},
+    {"dropout", K::kBool, "training", "false", "dropout on (masks kept for backward)", ""},
+    {"moe_grouped_gemm", K::kBool, "training", "false",
+     "MoE experts as grouped GEMMs (Megatron --moe-grouped-gemm, Transformer Engine): 4 more "
+     "32 MiB cuBLAS workspaces on ranks holding an MoE layer",
+     ""},
+    // Fine-tuning (finetune.h)
+    {"finetune", K::kChoice, "training", "none",
+     "fine-tuning method: none (every unfrozen weight trains), lora, qlora (NF4 base, paged 8-bit "
+     "AdamW)",
+     "none, lora, qlora"},
+    {"lora_rank", K::kInteger, "training", "16", "LoRA rank r", ""},
+    {"lora_targets", K::kText, "training", "q,v",
+     "projections with adapters: attention, mlp, all-linear, or a list of q,k,v,o,gate,up,down",
+     ""},
+    {"adapter_dtype", K::kChoice, "training", "bf16", "dtype of the LoRA adapters",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"freeze_embeddings", K::kBool, "training", "false",
+     "input embedding frozen (LoRA/QLoRA freeze every base weight anyway)", ""},
+    {"freeze_first_layers", K::kInteger, "training", "0",
+     "first N decoder layers frozen (no gradients, no optimizer state)", ""},
+    // Precision and optimizer
+    {"param_dtype", K::kChoice, "precision", "bf16", "dtype of the weights used in compute",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"grad_dtype", K::kChoice, "precision", "bf16", "dtype gradients are produced in",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"fp32_grad_accum", K::kBool, "precision", "true",
+     "accumulate gradients in an fp32 buffer (Megatron main_grad)", ""},
+    {"reduce_dtype", K::kChoice, "precision", "fp32",
+     "dtype of the data-parallel gradient reduction", "fp32, bf16, fp16, fp8, fp4"},
+    {"master_weights", K::kBool, "precision", "true",
+     "keep fp32 master weights when params are below fp32", ""},
+    {"optimizer", K::kChoice, "precision", "adamw", "optimizer",
+     "adamw, adam8bit, sgd, sgd-momentum, adafactor, lion, muon"},
+    {"optimizer_dtype", K::kChoice, "precision", "fp32", "dtype of optimizer states",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"activation_dtype", K::kChoice, "precision", "bf16", "dtype of stored activations",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"fp8", K::kChoice, "precision", "none",
+     "FP8 linear layers with a Transformer Engine recipe (Megatron --fp8-recipe): each decoder "
+     "linear saves its input in fp8 and caches fp8 casts of its weight",
+     "none, delayed, tensorwise, blockwise, mxfp8"},
+    {"fp8_params", K::kBool, "precision", "false",
+     "fp8 primary weights (Megatron --fp8-param-gather): decoder linear weights stored in fp8", ""},
+    // Parallelism
+    {"gpus", K::kInteger, "parallelism", "tp·pp·cp·dp",
+     "world size; dp is derived from it when not given", ""},
+    {"tp", K::kInteger, "parallelism", "1", "tensor-parallel degree", ""},
+    {"sequence_parallel", K::kBool, "parallelism", "true",
+     "sequence parallelism with TP (Korthikanti et al.)", ""},
+    {"pp", K::kInteger, "parallelism", "1", "pipeline-parallel stages", ""},
+    {"vpp", K::kInteger, "parallelism", "1", "virtual stages (model chunks) per pipeline rank", ""},
+    {"schedule", K::kChoice, "parallelism", "1f1b (interleaved when vpp > 1)", "pipeline schedule",
+     "1f1b, interleaved, gpipe"},
+    {"dp", K::kInteger, "parallelism", "1 (or gpus/(tp·pp·cp))", "data-parallel degree", ""},
+    {"cp", K::kInteger, "parallelism", "1", "context-parallel degree (splits the sequence)", ""},
+    {"ep", K::kInteger, "parallelism", "1", "expert-parallel degree", ""},
+    {"etp", K::kInteger, "parallelism", "1", "expert tensor-parallel degree", ""},
+    {"zero", K::kInteger, "parallelism", "0", "DeepSpeed ZeRO stage 0-3", ""},
+    {"fsdp", K::kChoice, "parallelism", "none", "PyTorch FSDP sharding strategy",
+     "none, full_shard, shard_grad_op, hybrid_shard, no_shard"},
+    {"fsdp_shard_group", K::kInteger, "parallelism", "dp·cp",
+     "ranks per shard group with hybrid_shard", ""},
+    {"fsdp_prefetch", K::kInteger, "parallelism", "1", "FSDP/ZeRO-3 units all-gathered ahead", ""},
+    {"distributed_optimizer", K::kBool, "parallelism", "false",
+     "Megatron distributed optimizer: optimizer state and master weights sharded over dp·cp", ""},
+    {"first_stage_layers", K::kInteger, "parallelism", "even split",
+     "decoder layers on the first pipeline stage", ""},
+    {"last_stage_layers", K::kInteger, "parallelism", "even split",
+     "decoder layers on the last pipeline stage", ""},
+    {"embedding_stage", K::kBool, "parallelism", "false (true: torchtitan)",
+     "count the embedding as one layer of the pipeline split", ""},
+    {"loss_stage", K::kBool, "parallelism", "false (true: torchtitan)",
+     "count the LM head and loss as one layer of the pipeline split", ""},
+    // Hardware and overheads
+    {"pipeline_split", K::kChoice, "parallelism", "even (balanced: torchtitan, compute: nanotron)",
+     "how layers are split over pp·vpp: evenly (an error when they do not divide), balanced "
+     "(the remainder spread over the first stages) or compute (nanotron's split by compute "
+     "cost, the LM head counted as V·h); any split setting replaces a framework's split",
+     "even, balanced, compute"},
+    {"framework", K::kChoice, "framework", "none",
+     "training framework whose conventions to apply (fp32 grad buffers, DDP bucket copies, loss "
+     "copies of the logits, pipeline split, allocator pool; docs/frameworks.md); explicit "
+     "settings still win in estimate, while plan searches only layouts the framework runs",
+     "megatron, torchtitan, deepspeed, nanotron, hf-trainer"},
+    // Single conventions (Conventions in scenario.h), over the framework's
+    {"loss_bytes_per_logit", K::kInteger, "framework",
+     "6 (10: nanotron, torchtitan, deepspeed, hf-trainer)",
+     "bytes per logit alive at the loss: logits plus the loss's fp32 copies (Megatron's "
+     "--cross-entropy-loss-fusion keeps 10)",
+     ""},
+    {"gated_mlp_tensors", K::kInteger, "framework",
+     "3 (4: nanotron, torchtitan, deepspeed, hf-trainer)",
+     "f-wide tensors a gated MLP keeps per token: 3 fused SwiGLU, 4 unfused", ""},
+    {"lazy_gradients", K::kBool, "framework", "false (true: torchtitan, hf-trainer)",
+     "gradients set to None after each step instead of a persistent buffer", ""},
+    {"fsdp_mixed_precision", K::kBool, "framework", "false (true: torchtitan)",
+     "FSDP all-gathers the compute dtype and reduce-scatters in the reduce dtype", ""},
+    {"zero3_live_params", K::kInteger, "framework", "0 (1,000,000,000: deepspeed)",
+     "ZeRO-3 parameters kept gathered (DeepSpeed stage3_max_live_parameters); 0 keeps only the "
+     "unit in use and the prefetched ones",
+     ""},
+    {"pipeline_keeps_stage_outputs", K::kBool, "framework",
+     "false (true: nanotron, torchtitan, deepspeed)",
+     "the pipeline engine keeps what a stage sent until its backward", ""},
+    {"mha_keeps_packed_qkv", K::kBool, "framework", "false",
+     "with MHA, the packed Q|K|V buffer stays alive beside the K|V copy flash attention saves", ""},
+    {"sp_saves_gathered_inputs", K::kBool, "framework", "false (true: torchtitan)",
+     "with sequence parallelism, column-parallel linears save their all-gathered input "
+     "(torchtitan's TP plan, nanotron tp_recompute_allgather: false) instead of the sequence "
+     "shard",
+     ""},
+    {"tp_allgather_buffer", K::kBool, "framework", "false (true: nanotron)",
+     "a persistent n·h buffer for the sequence-parallel all-gathers (nanotron MemoryBuffer)", ""},
+    {"pipeline_fsdp_unsharded", K::kBool, "framework", "false (true: torchtitan)",
+     "with pp > 1, FSDP keeps each stage's parameters gathered and accumulates unsharded "
+     "gradients in the reduce dtype until the last microbatch's backward "
+     "(torch.distributed.pipelining with FSDP2)",
+     ""},
+    {"attention_scores_buffer", K::kBool, "framework", "false",
+     "without flash attention, one layer's s×s scores stay in a persistent global buffer "
+     "(Megatron --transformer-impl local: GlobalMemoryBuffer \"mpu\")",
+     ""},
+    {"fp32_grad_copy", K::kBool, "framework", "false (true: megatron)",
+     "gradients kept below fp32 are copied to fp32 for the optimizer step and kept until the "
+     "next zero_grad (Megatron's main_grad.float(), --fp16)",
+     ""},
+    {"gpu", K::kText, "hardware", "h100-80gb",
+     "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
+    {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
+    {"cuda_context_gib", K::kNumber, "overheads", "0.586 (600 MiB)",
+     "CUDA context and kernels per GPU", ""},
+    {"nccl_gib_per_group", K::kNumber, "overheads", "0.5",
+     "NCCL buffers per parallel group of size > 1", ""},
+    {"gemm_workspace_mib", K::kNumber, "overheads", "64",
+     "cuBLAS/cuBLASLt (and Transformer Engine) GEMM workspaces per GPU, in MiB", ""},
+    {"allocator_overhead", K::kNumber, "overheads", "0.10",
+     "caching-allocator pool above peak allocated (fraction)", ""},
+    {"cuda_graphs", K::kBool, "overheads", "false",
+     "per-layer CUDA graphs (Megatron --cuda-graph-impl): their pools keep the layers' forward "
+     "temporaries, about 20% of the activations, reserved",
+     ""},
+};
+
+constexpr const char* kFormats =
+    "fp32, bf16, fp16, fp8, fp8-channel, fp8-block, int8, int4, nf4, mxfp4, nvfp4";
+
+// Serving beside the model keys: `infer` and POST /api/infer.
+constexpr OptionSpec kServingOptions[] = {
+    // Serving
+    {"context", K::kInteger, "serving", "max_position_embeddings",
+     "tokens per sequence (vLLM --max-model-len)", ""},
+    {"batch", K::kInteger, "serving", "1", "concurrent sequences of --context tokens", ""},
+    {"kv_dtype", K::kChoice, "serving", "auto (the weights' dtype)", "KV cache dtype",
+     "auto, bf16, fp16, fp32, fp8, int8, int4"},
+    {"block_size", K::kInteger, "serving", "16 (vLLM), 1 (SGLang)", "paged KV block in tokens", ""},
+    // Weights
+    {"weight_dtype", K::kChoice, "weights", "from config.json (torch_dtype, quantization_config)",
+     "format of the linear layers (attention, MLP, experts); a float dtype sets every weight",
+     kFormats},
+    {"attention_dtype", K::kChoice, "weights", "weight_dtype", "format of the attention linears",
+     kFormats},
+    {"mlp_dtype", K::kChoice, "weights", "weight_dtype",
+     "format of the dense MLP and shared experts", kFormats},
+    {"experts_dtype", K::kChoice, "weights", "weight_dtype", "format of the routed experts",
+     kFormats},
+    {"embedding_dtype", K::kChoice, "weights", "the model dtype", "format of the input embedding",
+     kFormats},
+    {"lm_head_dtype", K::kChoice, "weights", "the model dtype", "format of the LM head", kFormats},
+    {"quant_group_size", K::kInteger, "weights", "128 (or the config's)",
+     "int4 (AWQ/GPTQ) group size along the input", ""},
+    {"nf4_double_quant", K::kBool, "weights", "true",
+     "nf4 with double-quantised absmax (QLoRA's 4.127 bits)", ""},
+    // Parallelism
+    {"tp", K::kInteger, "parallelism", "1", "tensor-parallel degree", ""},
+    {"pp", K::kInteger, "parallelism", "1", "pipeline-parallel stages", ""},
+    {"ep", K::kInteger, "parallelism", "1",
+     "expert-parallel degree (routed experts split over ep GPUs; divides tp·dp)", ""},
+    {"dp", K::kInteger, "parallelism", "1", "data-parallel replicas (vLLM --data-parallel-size)",
+     ""},
+    // Engine
+    {"engine", K::kChoice, "engine", "vllm (sglang with --mem-fraction-static)",
+     "whose memory conventions to follow", "vllm, sglang"},
+    {"gpu_memory_utilization", K::kNumber, "engine", "",
+     "vLLM: fraction of the GPU it may use; reports max KV tokens and sequences", ""},
+    {"mem_fraction_static", K::kNumber, "engine", "",
+     "SGLang: fraction of free memory for weights + KV pool; reports max KV tokens", ""},
+    {"max_num_batched_tokens", K::kInteger, "engine", "8192 (2048 below 70 GiB or on A100)",
+     "tokens of the prefill chunk the engine profiles", ""},
+    {"max_num_seqs", K::kInteger, "engine", "1024 (256 below 70 GiB or on A100)",
+     "sequences the engine's profile samples for", ""},
+    {"sampler_bytes_per_logit", K::kNumber, "engine", "38",
+     "bytes alive per logit at the sampler's peak", ""},
+    {"cuda_graphs", K::kBool, "engine", "true", "CUDA graphs captured (false = --enforce-eager)",
+     ""},
+    {"cuda_graph_gib", K::kNumber, "engine", "0.5", "memory of the captured CUDA graphs", ""},
+    {"cuda_graph_in_budget", K::kBool, "engine", "false",
+     "subtract CUDA graph memory from the KV budget (vLLM with "
+     "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)",
+     ""},
+    // Hardware and overheads
+    {"gpu", K::kText, "hardware", "h100-80gb", "GPU to fit on (see `vramplan gpus`)", ""},
+    {"gpu_memory_gib", K::kNumber, "hardware", "",
+     "a GPU of this many GiB instead (e.g. the total vLLM logs)", ""},
+    {"cuda_context_gib", K::kNumber, "overheads", "0.586 (600 MiB)",
+     "CUDA context per GPU (outside the engine's budget)", ""},
+    {"nccl_gib_per_group", K::kNumber, "overheads", "0.5",
+     "NCCL buffers per parallel group of size > 1", ""},
+    {"non_torch_gib", K::kNumber, "overheads", "0.13",
+     "memory outside PyTorch that the engine's profile sees grow (kernels, cuBLAS)", ""},
+};
+
+const std::vector<OptionSpec>& serving_settings() {
+  static const std::vector<OptionSpec> options = [] {
+    std::vector<OptionSpec> out;
+    for (const OptionSpec& o : kOptions) {
+      const std::string group = o.group;
+      if (group == "model" || group == "moe") out.push_back(o);
+    }
+    out.insert(out.end(), std::begin(kServingOptions), std::end(kServingOptions));
+    return out;
+  }();
+  return options;
+}
+
+// The planner's own, beside the training scenario: `plan` and POST /api/plan.
+constexpr OptionSpec kPlanOptions[] = {
+    {"gpus_per_node", K::kInteger, "plan", "from the GPU catalog (8)",
+     "GPUs per node: tensor parallelism stays inside one by default", ""},
+    {"max_tp", K::kInteger, "plan", "gpus_per_node", "largest tensor-parallel degree to consider",
+     ""},
+    {"headroom", K::kNumber, "plan", "0.1", "fraction of usable GPU memory kept free", ""},
+    {"top", K::kInteger, "plan", "5", "layouts to show", ""},
+    {"threads", K::kInteger, "plan", "0 (all cores)", "search threads", ""},
+};
+
+struct GroupTitle {
+  std::string_view group, title;
+};
+constexpr GroupTitle kGroupTitles[] = {{"model", "Model"},
+                                       {"moe", "Mixture of experts"},
+                                       {"training", "Training"},
+                                       {"precision", "Precision and optimizer"},
+                                       {"parallelism", "Parallelism and sharding"},
+                                       {"serving", "Serving"},
+                                       {"weights", "Weight formats"},
+                                       {"engine", "Engine (vLLM / SGLang)"},
+                                       {"hardware", "GPU"},
+                                       {"overheads", "Memory beyond tensors"},
+                                       {"plan", "Planner"}};
+
+}  // namespace
+
+std::span<const OptionSpec> scenario_options() { return kOptions; }
+std::span<const OptionSpec> inference_options() { return serving_settings(); }
+std::span<const OptionSpec> plan_options() { return kPlanOptions; }
+
+std::string_view group_title(std::string_view group) {
+  for (const GroupTitle& g : kGroupTitles)
+    if (g.group == group) return g.title;
+  return group;
+}
+
+const OptionSpec* find_option(std::span<const OptionSpec> options, std::string_view key) {
+  for (const OptionSpec& o : options)
+    if (key == o.key) return &o;
+  return nullptr;
+}
+
+std::string flag_name(const std::string& key) {
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+}  // namespace vramplan

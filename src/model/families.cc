@@ -1,0 +1,69 @@
+#include "model/families.h"
+
+#include <map>
+
+namespace vramplan::hf {
+
+using nlohmann::json;
+
+Family family_of(std::string_view type) {
+  static const std::map<std::string_view, Family> kFamilies = {
+      {"llama", Family::kLlama},
+      {"mistral", Family::kMistral},
+      {"mixtral", Family::kMixtral},
+      {"qwen2", Family::kQwen2},
+      {"qwen3", Family::kQwen3},
+      {"qwen3_moe", Family::kQwen3Moe},
+      {"deepseek_v2", Family::kDeepseek},
+      {"deepseek_v3", Family::kDeepseek},
+      {"gemma2", Family::kGemma2},
+      {"gemma3", Family::kGemma3},
+      {"gemma3_text", Family::kGemma3},
+      {"phi3", Family::kPhi3},
+      {"gpt2", Family::kGpt2},
+      {"gpt_oss", Family::kGptOss},
+      {"olmo2", Family::kOlmo2},
+  };
+  auto it = kFamilies.find(type);
+  return it == kFamilies.end() ? Family::kUnknown : it->second;
+}
+
+// Gemma3TextConfig defaults: the multimodal gemma3 files omit every text_config key that equals
+// its default (vocab_size among them), so they must be supplied here.
+const json& gemma3_text_defaults() {
+  static const json kDefaults = {
+      {"vocab_size", 262208},      {"hidden_size", 2304},
+      {"intermediate_size", 9216}, {"num_hidden_layers", 26},
+      {"num_attention_heads", 8},  {"num_key_value_heads", 4},
+      {"head_dim", 256},           {"max_position_embeddings", 131072},
+      {"sliding_window", 4096},    {"sliding_window_pattern", 6},
+  };
+  return kDefaults;
+}
+
+// transformers' tie_word_embeddings default per family (PretrainedConfig says true; most decoder
+// configs override it to false).
+bool ties_by_default(Family family) {
+  return family == Family::kGemma2 || family == Family::kGemma3 || family == Family::kGpt2;
+}
+
+// Families whose attention projections take their biases from config.attention_bias (q, k, v
+// and o alike). Mistral, Mixtral and Phi-3 hard-code no bias; Qwen2 hard-codes q/k/v bias.
+bool honors_attention_bias(Family family) {
+  switch (family) {
+    case Family::kLlama:
+    case Family::kQwen3:
+    case Family::kQwen3Moe:
+    case Family::kDeepseek:
+    case Family::kGemma2:
+    case Family::kGemma3:
+    case Family::kGptOss:
+    case Family::kOlmo2:
+    case Family::kUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace vramplan::hf

@@ -1,0 +1,168 @@
+// Exact parameter counts, module by module as transformers builds them. Every term below names
+// the nn.Linear / norm / nn.Parameter it stands for, so a count can be checked against the
+// model's state_dict.
+#include "vramplan/model/params.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vramplan {
+namespace {
+
+// RMSNorm has a weight per channel; LayerNorm adds a bias.
+int64_t norm_params(const ModelConfig& m, int64_t width) {
+  return m.norm == NormKind::kLayerNorm ? 2 * width : width;
+}
+
+// One MLP of intermediate width `ffn`: gate+up+down (gated) or up+down (plain), with biases on
+// every projection when `bias` (the up/gate biases have ffn entries, the down bias h).
+int64_t mlp_params(const ModelConfig& m, int64_t ffn, bool bias) {
+  int64_t projections = m.mlp == MlpKind::kGated ? 3 : 2;
+  int64_t params = projections * m.hidden * ffn;
+  if (bias) params += (projections - 1) * ffn + m.hidden;
+  return params;
+}
+
+// Standard multi-head attention with a query heads and g key/value heads of width d.
+void add_standard_attention(const ModelConfig& m, LayerParams& layer) {
+  int64_t q_width = m.num_heads * m.head_dim;
+  int64_t kv_width = m.num_kv_heads * m.head_dim;
+  layer.attention += m.hidden * (q_width + 2 * kv_width);  // q_proj, k_proj, v_proj
+  layer.attention += q_width * m.hidden;                   // o_proj
+  if (m.qkv_bias) layer.attention += q_width + 2 * kv_width;
+  if (m.qk_norm) layer.attention_replicated += 2 * norm_params(m, m.head_dim);
+  if (m.qk_norm_full_width) {
+    layer.attention_replicated += norm_params(m, q_width) + norm_params(m, kv_width);
+  }
+}
+
+// DeepSeek multi-head latent attention. The low-rank down projections (q_a_proj,
+// kv_a_proj_with_mqa) and their norms are replicated under TP; the up projections and o_proj are
+// sharded by head. qkv_bias here is config.attention_bias, which transformers applies to the two
+// down projections (q_proj, q_b_proj and kv_b_proj never have a bias).
+void add_mla_attention(const ModelConfig& m, LayerParams& layer) {
+  const MlaConfig& mla = m.mla;
+  int64_t qk_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+  int64_t kv_down = mla.kv_lora_rank + mla.qk_rope_head_dim;
+  if (mla.q_lora_rank > 0) {
+    layer.attention_replicated += m.hidden * mla.q_lora_rank;  // q_a_proj
+    if (m.qkv_bias) layer.attention_replicated += mla.q_lora_rank;
+    layer.attention_replicated += norm_params(m, mla.q_lora_rank);  // q_a_layernorm
+    layer.attention += mla.q_lora_rank * m.num_heads * qk_dim;      // q_b_proj
+  } else {
+    layer.attention += m.hidden * m.num_heads * qk_dim;  // q_proj
+  }
+  layer.attention_replicated += m.hidden * kv_down;  // kv_a_proj_with_mqa
+  if (m.qkv_bias) layer.attention_replicated += kv_down;
+  layer.attention_replicated += norm_params(m, mla.kv_lora_rank);  // kv_a_layernorm
+  layer.attention +=
+      mla.kv_lora_rank * m.num_heads * (mla.qk_nope_head_dim + mla.v_head_dim);  // kv_b_proj
+  layer.attention += m.num_heads * mla.v_head_dim * m.hidden;                    // o_proj
+}
+
+void add_attention(const ModelConfig& m, LayerParams& layer) {
+  if (m.attention == AttentionKind::kMla) {
+    add_mla_attention(m, layer);
+  } else {
+    add_standard_attention(m, layer);
+  }
+  // o_proj's bias is added after the TP all-reduce, so every rank holds all of it.
+  if (m.attn_out_bias) layer.attention_replicated += m.hidden;
+  if (m.attention_sinks) layer.attention_replicated += m.num_heads;  // one logit per head
+}
+
+void add_moe(const ModelConfig& m, LayerParams& layer) {
+  const MoeConfig& moe = m.moe;
+  layer.router = moe.num_experts * m.hidden;  // gate weight (E x h)
+  if (moe.router_bias) layer.router += moe.num_experts;
+  if (moe.router_correction_bias) layer.router += moe.num_experts;
+  int64_t expert = mlp_params(m, moe.expert_ffn, moe.expert_bias);
+  layer.routed_experts = moe.num_experts * expert;
+  layer.active_routed_experts = moe.top_k * expert;
+  // DeepSeek builds its shared experts as ONE MLP of width n_shared * moe_intermediate_size.
+  if (moe.shared_experts > 0) {
+    layer.mlp = mlp_params(m, moe.shared_experts * moe.shared_expert_ffn, m.mlp_bias);
+  }
+}
+
+LayerParams layer_params(const ModelConfig& m, bool moe) {
+  LayerParams layer;
+  add_attention(m, layer);
+  layer.norms = m.norms_per_layer * norm_params(m, m.hidden);
+  if (moe) {
+    add_moe(m, layer);
+  } else {
+    layer.mlp = mlp_params(m, m.ffn, m.mlp_bias);
+  }
+  return layer;
+}
+
+bool is_moe_layer(const ModelConfig& m, size_t index) {
+  return m.is_moe() && index < m.moe_layers.size() && m.moe_layers[index];
+}
+
+// One DeepSeek-V3 MTP module besides its transformer block: enorm and hnorm (h each), eh_proj
+// (2h -> h, no bias) and the shared_head norm (h). Embedding and head are the main model's.
+int64_t mtp_extra_params(const ModelConfig& m) {
+  return 3 * norm_params(m, m.hidden) + 2 * m.hidden * m.hidden;
+}
+
+void add_mtp(const ModelConfig& m, ParamCounts& counts) {
+  if (m.mtp_layers <= 0) return;
+  counts.mtp_layer = layer_params(m, m.is_moe());
+  counts.mtp_extra = mtp_extra_params(m);
+  counts.mtp_total = m.mtp_layers * (counts.mtp_layer.total() + counts.mtp_extra);
+}
+
+void fill_breakdown(ParamCounts& counts) {
+  LayerParams sum;
+  for (const LayerParams& layer : counts.layers) {
+    sum.attention += layer.attention + layer.attention_replicated;
+    sum.norms += layer.norms;
+    sum.mlp += layer.mlp;
+    sum.router += layer.router;
+    sum.routed_experts += layer.routed_experts;
+  }
+  const ParamComponent all[] = {
+      {"embedding", counts.embedding},
+      {"position embedding", counts.position_embedding},
+      {"attention", sum.attention},
+      {"norms", sum.norms},
+      {"mlp", sum.mlp},
+      {"router", sum.router},
+      {"routed experts", sum.routed_experts},
+      {"lm head", counts.lm_head},
+      {"final norm", counts.final_norm},
+  };
+  // Components a model does not have (a dense model's router) are left out of the list.
+  for (const ParamComponent& component : all) {
+    if (component.count != 0) counts.breakdown.push_back(component);
+  }
+}
+
+}  // namespace
+
+ParamCounts count_parameters(const ModelConfig& model) {
+  ParamCounts counts;
+  counts.embedding = model.vocab * model.hidden;
+  if (model.learned_position_embeddings) {
+    counts.position_embedding = model.max_position_embeddings * model.hidden;
+  }
+  counts.lm_head = model.tied_embeddings ? 0 : model.vocab * model.hidden;
+  counts.final_norm = model.final_norm ? norm_params(model, model.hidden) : 0;
+  counts.total = counts.embedding + counts.position_embedding + counts.lm_head + counts.final_norm;
+  counts.active = counts.total;
+  for (int64_t i = 0; i < model.num_layers; ++i) {
+    LayerParams layer = layer_params(model, is_moe_layer(model, static_cast<size_t>(i)));
+    counts.total += layer.total();
+    counts.active += layer.total() - layer.routed_experts + layer.active_routed_experts;
+    counts.layers.push_back(layer);
+  }
+  add_mtp(model, counts);
+  fill_breakdown(counts);
+  return counts;
+}
+
+}  // namespace vramplan

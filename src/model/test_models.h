@@ -1,0 +1,47 @@
+// Small hand-built architectures shared by unit tests, so a test does not depend on parsing.
+#pragma once
+
+#include "vramplan/model/model.h"
+
+namespace vramplan::testing {
+
+// Llama-3.1-8B's shape: h 4096, 32 layers, 32 heads, 8 KV heads, d 128, f 14336, V 128256.
+inline ModelConfig llama8b_shape() {
+  ModelConfig m;
+  m.name = "llama8b-shape";
+  m.model_type = "llama";
+  m.hidden = 4096;
+  m.num_layers = 32;
+  m.num_heads = 32;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.ffn = 14336;
+  m.vocab = 128256;
+  m.max_position_embeddings = 131072;
+  m.moe_layers.assign(32, false);
+  m.layer_attention.assign(32, LayerAttention::kFull);
+  return m;
+}
+
+// A tiny MoE: h 64, 4 layers (first dense), 4 heads, 2 KV heads, 8 experts top-2, f_e 32.
+inline ModelConfig tiny_moe() {
+  ModelConfig m;
+  m.name = "tiny-moe";
+  m.model_type = "qwen3_moe";
+  m.hidden = 64;
+  m.num_layers = 4;
+  m.num_heads = 4;
+  m.num_kv_heads = 2;
+  m.head_dim = 16;
+  m.ffn = 128;
+  m.vocab = 1000;
+  m.max_position_embeddings = 4096;
+  m.moe.num_experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn = 32;
+  m.moe_layers = {false, true, true, true};
+  m.layer_attention.assign(4, LayerAttention::kFull);
+  return m;
+}
+
+}  // namespace vramplan::testing

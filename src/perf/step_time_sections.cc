@@ -1,0 +1,156 @@
+#include "perf/step_time_sections.h"
+
+#include <algorithm>
+
+namespace vramplan {
+namespace {
+
+// Seconds of one pass of one operation: the slower of compute and memory traffic, plus a fixed
+// cost per kernel.
+double op_seconds(const StepTimeData& data, const OpCost& op, bool backward) {
+  const StepTimeConstants& c = data.c;
+  const double flops = backward ? op.bwd_flops : op.fwd_flops;
+  const double bytes = backward ? op.bwd_bytes : op.fwd_bytes;
+  const double kernels = backward ? 2 * op.kernels : op.kernels;
+  const double memory = bytes / (data.hbm * c.hbm_efficiency);
+  double compute = 0;
+  switch (op.kind) {
+    case OpKind::kMatmul:
+    case OpKind::kGroupedMatmul:
+      compute = flops / (data.matmul_flops * c.matmul_efficiency);
+      break;
+    case OpKind::kAttention:
+      compute = flops / (data.attention_flops * c.attention_efficiency);
+      break;
+    case OpKind::kMemory:
+      compute = flops / data.vector_flops;
+      break;
+  }
+  return std::max(compute, memory) + kernels * c.kernel_overhead_s;
+}
+
+void add_ops(const StepTimeData& data, const OpList& ops, SectionTime& t) {
+  for (int i = 0; i < ops.count; ++i) {
+    const OpCost& op = ops.ops[i];
+    const double fwd = op_seconds(data, op, false);
+    t.fwd += fwd;
+    t.bwd += op_seconds(data, op, true);
+    t.launches_fwd += op.kernels;
+    t.launches_bwd += 2 * op.kernels;
+    if (op.selective) {
+      t.attention_fwd += fwd;
+      t.attention_launches += op.kernels;
+    }
+  }
+}
+
+// Tensor-parallel collectives of one layer. Each TP block (attention, dense or shared-expert
+// MLP) all-gathers its input and reduce-scatters its output with sequence parallelism, or
+// all-reduces the output without it (the same ring time), forward and again backward.
+void add_tp_comm(const Scenario& s, const OpDims& d, LayerKind kind, const Network& net,
+                 SectionTime& t) {
+  const double block = net.ring(d.tokens * s.model.hidden * d.act_bytes, d.tp, 1);
+  double blocks = 1;  // attention
+  if (!kind.moe || s.model.moe.shared_experts > 0) blocks += 1;
+  t.tp_fwd += 2 * blocks * block;
+  t.tp_bwd += 2 * blocks * block;
+  if (d.tp > 1) {
+    t.launches_fwd += 2 * blocks;
+    t.launches_bwd += 2 * blocks;
+  }
+  if (kind.moe && d.etp > 1) {
+    t.launches_fwd += 2;
+    t.launches_bwd += 2;
+    // Expert-TP ranks gather the tokens routed to them and scatter the results back.
+    const double routed = d.tokens * s.model.moe.top_k * d.etp / d.tp_sp;
+    const double gathered = net.ring(routed * s.model.hidden * d.act_bytes, d.etp, 1);
+    t.tp_fwd += 2 * gathered;
+    t.tp_bwd += 2 * gathered;
+  }
+}
+
+// Expert-parallel all-to-all: dispatch and combine, forward and backward.
+void add_ep_comm(const Scenario& s, const OpDims& d, const Network& net, SectionTime& t) {
+  const double sent = d.tokens / d.tp_sp * s.model.moe.top_k * s.model.hidden * d.act_bytes;
+  t.ep += 4 * net.all_to_all(sent, d.ep, d.etp);
+  if (d.ep > 1) {
+    t.launches_fwd += 2;
+    t.launches_bwd += 2;
+  }
+}
+
+// Context parallelism passes each rank's keys and values around a ring (and their gradients
+// backward), hidden behind the attention blocks computing meanwhile.
+void add_cp_comm(const Scenario& s, const OpDims& d, const Network& net, double attention_fwd,
+                 SectionTime& t) {
+  const double cp = static_cast<double>(s.parallel.cp);
+  if (cp <= 1) return;
+  const ModelConfig& m = s.model;
+  const double kv_width =
+      m.attention == AttentionKind::kMla
+          ? m.num_heads * (m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim + m.mla.v_head_dim)
+          : 2.0 * m.num_kv_heads * m.head_dim;
+  const double chunk = d.tokens * kv_width / d.tp * d.act_bytes;
+  const Link link = net.group(cp, d.tp);
+  const double step = link.latency_s + chunk / link.bytes_per_s;
+  const double fwd = (cp - 1) * step, bwd = 2 * (cp - 1) * step;
+  t.cp += std::max(0.0, fwd - attention_fwd) + std::max(0.0, bwd - 2.5 * attention_fwd);
+  t.launches_fwd += cp - 1;
+  t.launches_bwd += 2 * (cp - 1);
+}
+
+}  // namespace
+
+SectionTime layer_time(const StepTimeData& data, const Scenario& s, const OpDims& d, LayerKind kind,
+                       const Network& net) {
+  OpList ops;
+  layer_ops(s, d, kind, ops);
+  SectionTime t;
+  add_ops(data, ops, t);
+  add_tp_comm(s, d, kind, net, t);
+  if (kind.moe) add_ep_comm(s, d, net, t);
+  add_cp_comm(s, d, net, t.attention_fwd, t);
+  return t;
+}
+
+SectionTime embedding_time(const StepTimeData& data, const Scenario& s, const OpDims& d,
+                           const Network& net) {
+  OpList ops;
+  embedding_ops(s, d, ops);
+  SectionTime t;
+  add_ops(data, ops, t);
+  // The vocabulary-parallel lookup is summed over TP ranks (a reduce-scatter with SP).
+  t.tp_fwd += net.ring(d.tokens * s.model.hidden * d.act_bytes, d.tp, 1);
+  t.tp_bwd += net.ring(d.tokens * s.model.hidden * d.act_bytes, d.tp, 1);
+  if (d.tp > 1) {
+    t.launches_fwd += 1;
+    t.launches_bwd += 1;
+  }
+  return t;
+}
+
+SectionTime head_time(const StepTimeData& data, const Scenario& s, const OpDims& d,
+                      const Network& net) {
+  OpList ops;
+  head_ops(s, d, ops);
+  SectionTime t;
+  add_ops(data, ops, t);
+  // The LM head gathers the sequence-parallel input and scatters its gradient; the
+  // vocabulary-parallel loss all-reduces a max and a sum per token.
+  const double hidden = d.tokens * s.model.hidden * d.act_bytes;
+  t.tp_fwd += net.ring(hidden, d.tp, 1) + 2 * net.all_reduce(d.tokens * 4, d.tp, 1);
+  t.tp_bwd += net.ring(hidden, d.tp, 1);
+  if (d.tp > 1) {
+    t.launches_fwd += 3;
+    t.launches_bwd += 1;
+  }
+  for (int64_t i = 0; i < data.mtp_layers; ++i) {
+    OpList extra;
+    mtp_extra_ops(s, d, extra);
+    add_ops(data, extra, t);
+    t.add(layer_time(data, s, d, data.mtp_kind, net), 1);
+  }
+  return t;
+}
+
+}  // namespace vramplan

@@ -1,0 +1,55 @@
+// The planner's search: enumeration of the layout space, the validity rules of scenario_checks.cc
+// for the dimensions it varies, memory by FastMemoryModel, pruning, and ranking on all cores.
+// plan() (planner.cc) wraps it with request checks, the step-time model and the explanations.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "training/fast_memory.h"
+#include "vramplan/perf/step_time.h"
+#include "vramplan/plan/planner.h"
+
+namespace vramplan {
+
+// What ranks the layouts that fit. The planner uses the step-time model (StepTimeModel); tests
+// may time layouts with a function of their own to check the search itself.
+class LayoutTimer {
+ public:
+  virtual ~LayoutTimer() = default;
+  // REQUIRES: `layout` is valid (validate_scenario passes).
+  virtual StepTime time(const Scenario& layout) const = 0;
+};
+
+// The ordering of candidates: more tokens/s per GPU first, then less peak memory, then the
+// layout's fields (so that results never depend on thread timing).
+bool better_candidate(const PlanCandidate& a, const PlanCandidate& b);
+// Closest misses: less peak memory first, then the layout's fields.
+bool closer_miss(const PlanCandidate& a, const PlanCandidate& b);
+
+// The planner's conventions beyond validity, which keep one layout per distinct configuration:
+// tp = 1 runs without sequence parallelism; pp = 1 runs 1F1B with vpp = 1 and an even split;
+// every chunk holds at least one layer; a split whose chunk sizes equal an earlier allowed kind's
+// is that kind; etp ≤ max_tp; where sharding cannot shard anything (one data rank, one expert
+// data rank) only the first allowed sharding is kept; HYBRID_SHARD shards within a node's data
+// ranks; FSDP NO_SHARD (= DDP) only when asked for. Plus the request's PlanSpace lists.
+bool is_canonical(const PlanRequest& request, const PlanLayout& layout);
+
+struct SearchResult {
+  std::vector<PlanCandidate> top;  // best first, at most request.top_k
+  std::array<std::optional<PlanCandidate>, kFamilies> family_best;
+  std::array<std::optional<PlanCandidate>, kFamilies> family_miss;  // when no layout fits
+  std::optional<PlanCandidate> closest_miss;                        // when nothing fits
+  PlanStats stats;
+};
+
+// Every canonical valid layout of `request` (gpus, max_tp, space) is decided; those with peak
+// device bytes ≤ limit_bytes are timed and ranked.
+// REQUIRES: request.gpus ≥ 1, max_tp ≥ 1, top_k ≥ 1, base.training.global_batch ≥ 1;
+// `memory` was prepared from request.base.
+SearchResult search_layouts(const PlanRequest& request, const FastMemoryModel& memory,
+                            const LayoutTimer& timer, int64_t limit_bytes);
+
+}  // namespace vramplan

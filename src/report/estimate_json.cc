@@ -1,0 +1,104 @@
+// The estimate as JSON with stable keys (docs/cli.md lists them).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/estimate_text.h"
+#include "report/scenario_json.h"
+#include "vramplan/perf/hardware.h"
+#include "vramplan/report/report.h"
+
+namespace vramplan {
+namespace {
+
+using estimate_text::peak_stage;
+using nlohmann::json;
+using report_json::parameters_json;
+using report_json::scenario_json;
+
+json phases_json(const StageEstimate& stage) {
+  json phases = json::array();
+  for (const Phase& p : stage.phases)
+    phases.push_back({{"name", p.name}, {"allocated_bytes", p.allocated_bytes}});
+  return phases;
+}
+
+json stage_json(const StageEstimate& stage) {
+  json rows = json::array();
+  for (const Row& r : stage.rows) {
+    rows.push_back({{"component", r.component},
+                    {"bytes", r.bytes},
+                    {"counts_toward", counts_toward_name(r.counts_toward)},
+                    {"bytes_low", r.bytes_low},
+                    {"bytes_high", r.bytes_high},
+                    {"formula", r.formula},
+                    {"source", r.source}});
+  }
+  return {{"name", stage.name},
+          {"ranks", stage.ranks},
+          {"layers", stage.layers},
+          {"layer_ids", stage.layer_ids},
+          {"in_flight_microbatches", stage.in_flight_microbatches},
+          {"rows", std::move(rows)},
+          {"allocated_bytes", stage.allocated_bytes},
+          {"reserved_bytes", stage.reserved_bytes},
+          {"device_bytes", stage.device_bytes},
+          {"allocated_bytes_low", stage.allocated_bytes_low},
+          {"allocated_bytes_high", stage.allocated_bytes_high},
+          {"reserved_bytes_low", stage.reserved_bytes_low},
+          {"reserved_bytes_high", stage.reserved_bytes_high},
+          {"device_bytes_low", stage.device_bytes_low},
+          {"device_bytes_high", stage.device_bytes_high},
+          {"phases", phases_json(stage)},
+          {"peak_phase", stage.peak_phase}};
+}
+
+json peak_object(const Estimate& e) {
+  const StageEstimate* stage = peak_stage(e);
+  return {{"stage", stage ? stage->name : std::string()},
+          {"stage_index", e.peak.stage},
+          {"phase", stage ? stage->peak_phase : std::string()},
+          {"allocated_bytes", e.peak.allocated_bytes},
+          {"reserved_bytes", e.peak.reserved_bytes},
+          {"device_bytes", e.peak.device_bytes},
+          {"allocated_bytes_low", e.peak.allocated_bytes_low},
+          {"allocated_bytes_high", e.peak.allocated_bytes_high},
+          {"reserved_bytes_low", e.peak.reserved_bytes_low},
+          {"reserved_bytes_high", e.peak.reserved_bytes_high},
+          {"device_bytes_low", e.peak.device_bytes_low},
+          {"device_bytes_high", e.peak.device_bytes_high}};
+}
+
+json fit_json(const Fit& f) {
+  return {{"gpu", f.gpu},
+          {"name", f.name},
+          {"nominal_bytes", f.nominal_bytes},
+          {"usable_bytes", f.usable_bytes},
+          {"used_fraction", f.used_fraction},
+          {"verdict", verdict_name(f.verdict)}};
+}
+
+}  // namespace
+
+json peak_json(const Estimate& estimate) { return peak_object(estimate); }
+
+nlohmann::json estimate_to_json(const Scenario& scenario, const Estimate& estimate) {
+  json stages = json::array();
+  for (const StageEstimate& stage : estimate.stages) stages.push_back(stage_json(stage));
+  json fit = json::array();
+  for (const Fit& f : estimate.fit) fit.push_back(fit_json(f));
+  return {{"scenario", scenario_json(scenario)},
+          {"parameters", parameters_json(estimate.parameters)},
+          {"world_size", estimate.world_size},
+          {"microbatches", estimate.microbatches},
+          {"stages", std::move(stages)},
+          {"peak", peak_object(estimate)},
+          {"fit", std::move(fit)},
+          {"warnings", estimate.warnings}};
+}
+
+}  // namespace vramplan

@@ -1,0 +1,301 @@
+#include "training/activations.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "vramplan/model/precision.h"
+
+namespace vramplan {
+namespace {
+
+// Accumulates named parts of a sum; renders "label expr (bytes) + ..." when explaining.
+class SumBuilder {
+ public:
+  explicit SumBuilder(bool explain) : explain_(explain) {}
+  void add(const char* label, const char* expression, Wide bytes) {
+    total_ += bytes;
+    if (!explain_ || bytes == 0) return;
+    if (!text_.empty()) text_ += " + ";
+    text_ += fmt::format("{} {} ({})", label, expression, short_bytes(bytes));
+  }
+  Term finish(const std::string& preamble) const {
+    Term term{total_, ""};
+    if (explain_) term.formula = preamble + text_ + " = " + short_bytes(total_);
+    return term;
+  }
+
+ private:
+  bool explain_;
+  Wide total_ = 0;
+  std::string text_;
+};
+
+// Blockwise (1×128 fp32 tiles) and MXFP8 (E8M0 per 32) scales cost 1/32 B per activation value.
+bool has_block_scales(Fp8Recipe r) { return r == Fp8Recipe::kBlockwise || r == Fp8Recipe::kMxfp8; }
+
+struct Dims {
+  bool fp8;  // linear layers save their inputs in fp8 (Training::fp8)
+  Fp8Recipe recipe;
+  Wide n;  // tokens of a microbatch on this CP rank
+  Wide h;
+  Wide t;               // tensor-parallel degree
+  Wide t_sp;            // divisor of hidden-wide tensors outside the TP region: t with SP, else 1
+  Wide t_in;            // divisor of a column-parallel linear's saved input: t_sp, or 1 when the
+                        // framework saves the all-gathered input (Conventions)
+  Wide bytes;           // activation dtype bytes
+  const char* in_expr;  // "n·h·B/t_sp" or "n·h·B (all-gathered)"
+};
+
+Dims dims_of(const Scenario& s) {
+  const Parallelism& par = s.parallel;
+  const Wide t = par.tp;
+  const Wide t_sp = (par.sequence_parallel && par.tp > 1) ? t : Wide{1};
+  const Wide t_in = column_input_divisor(par, s.conventions);
+  const bool gathered = t_in != t_sp;
+  return Dims{s.training.fp8 != Fp8Recipe::kNone,
+              s.training.fp8,
+              tokens_per_rank(s),
+              s.model.hidden,
+              t,
+              t_sp,
+              t_in,
+              bytes_of(1, s.training.activation_dtype),
+              gathered ? "n·h·B (all-gathered)" : "n·h·B/t_sp"};
+}
+
+std::string preamble(const Scenario& s, const Dims& d) {
+  std::string fp8;
+  if (d.fp8) {
+    fp8 = fmt::format(", q = {} ({})", has_block_scales(d.recipe) ? "1+1/32" : "1",
+                      fp8_recipe_name(d.recipe));
+  }
+  return fmt::format("n = s·b/c = {}·{}/{} = {} tokens, h = {}, t = {}, B = {}, G = {}{}: ",
+                     s.training.seq_len, s.training.micro_batch, s.parallel.cp, group_digits(d.n),
+                     group_digits(d.h), static_cast<int64_t>(d.t), static_cast<int64_t>(d.bytes),
+                     s.conventions.gated_mlp_tensors, fp8);
+}
+
+// The input a linear layer saves for its weight gradient: the activation dtype, or its fp8 cast
+// (Transformer Engine quantises the input and keeps only the fp8 copy).
+void add_linear_input(const Dims& d, const char* label, SumBuilder& sum) {
+  if (!d.fp8) {
+    sum.add(label, d.in_expr, d.n * d.h * d.bytes / d.t_in);
+    return;
+  }
+  const bool gathered = d.t_in != d.t_sp;
+  const std::string fp8_label = std::string(label) + " (fp8)";
+  sum.add(fp8_label.c_str(), gathered ? "n·h·q (all-gathered)" : "n·h·q/t_sp",
+          fp8_activation_bytes(d.n * d.h / d.t_in, d.recipe));
+}
+
+// Attention's output, kept by the attention kernel; with fp8 the output projection also keeps
+// its own fp8 cast of it.
+void add_attention_output(const Dims& d, Wide width, const char* width_expr, SumBuilder& sum) {
+  const std::string expr = std::string(width_expr) + "·B/t";
+  sum.add("attention output", expr.c_str(), d.n * width * d.bytes / d.t);
+  if (!d.fp8) return;
+  const std::string fp8_expr = std::string(width_expr) + "·q/t";
+  sum.add("attention output (fp8 copy)", fp8_expr.c_str(),
+          fp8_activation_bytes(d.n * width / d.t, d.recipe));
+}
+
+void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const ModelConfig& m = s.model;
+  const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
+  add_linear_input(d, "QKV input", sum);
+  sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
+  if (holds_kv_twice(s))
+    sum.add("K,V again (packed Q|K|V buffer)", "n·2g·d·B/t", d.n * 2 * g * hd * d.bytes / d.t);
+  if (m.qk_norm || m.qk_norm_full_width)
+    sum.add("q/k norm inputs", "n·(a+g)·d·B/t", d.n * (a + g) * hd * d.bytes / d.t);
+  add_attention_output(d, a * hd, "n·a·d", sum);
+}
+
+void add_mla_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const MlaConfig& mla = s.model.mla;
+  const Wide a = s.model.num_heads;
+  const Wide qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+  add_linear_input(d, "down-projection input", sum);
+  // The low-rank latents are not split by TP: every TP rank computes them.
+  if (mla.q_lora_rank > 0)
+    sum.add("q latent + its norm", "2·n·q_lora·B", 2 * d.n * mla.q_lora_rank * d.bytes);
+  sum.add("kv latent + its norm", "n·(2·kv_lora+rope)·B",
+          d.n * (2 * mla.kv_lora_rank + mla.qk_rope_head_dim) * d.bytes);
+  sum.add("Q,K", "2·n·a·(nope+rope)·B/t", 2 * d.n * a * qk * d.bytes / d.t);
+  sum.add("V", "n·a·v·B/t", d.n * a * mla.v_head_dim * d.bytes / d.t);
+  add_attention_output(d, a * mla.v_head_dim, "n·a·v", sum);
+}
+
+// The s×s part of attention, or flash attention's softmax statistics.
+void add_attention_core(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const Training& tr = s.training;
+  const Wide a = s.model.num_heads;
+  const bool selective = tr.recompute == Recompute::kSelective;
+  if (tr.flash_attention) {
+    // Selective recompute re-runs core attention, so its statistics are not kept.
+    if (!selective) sum.add("softmax stats", "n·a·4/t", d.n * a * 4 / d.t);
+    return;
+  }
+  if (selective) return;  // Korthikanti's selective recompute drops exactly the 5·a·s² terms
+  const Wide s_full = tr.seq_len;  // each CP rank's queries attend to the whole sequence
+  sum.add("softmax output", "n·s·a·B/t", d.n * s_full * a * d.bytes / d.t);
+  if (tr.dropout) {
+    sum.add("attention dropout mask", "n·s·a/t", d.n * s_full * a / d.t);
+    sum.add("attention dropout output", "n·s·a·B/t", d.n * s_full * a * d.bytes / d.t);
+  }
+}
+
+// f-wide tensors a gated (per framework, see Conventions) or plain MLP keeps per token.
+Wide mlp_intermediate_factor(const Scenario& s) {
+  return s.model.mlp == MlpKind::kGated ? s.conventions.gated_mlp_tensors : 2;
+}
+
+// An MLP's f-wide tensors: G (or 2) in the activation dtype; with fp8 the last one, the
+// down-projection's input, is kept as its fp8 cast instead.
+// `values / divisor` is one tensor's element count (the division last, as the bf16 formula).
+void add_mlp_intermediates(const Scenario& s, const Dims& d, const char* label, Wide values,
+                           Wide divisor, const char* width, const char* per, SumBuilder& sum) {
+  const bool gated = s.model.mlp == MlpKind::kGated;
+  const Wide tensors = mlp_intermediate_factor(s);
+  const std::string w(width);
+  if (!d.fp8) {
+    const std::string expr = std::string(gated ? "G·" : "2·") + w + "·B" + per;
+    sum.add(label, expr.c_str(), tensors * values * d.bytes / divisor);
+    return;
+  }
+  const std::string expr =
+      std::string(gated ? "(G−1)·" : "") + w + "·B" + per + " + " + w + "·q" + per;
+  sum.add(label, expr.c_str(),
+          (tensors - 1) * values * d.bytes / divisor +
+              fp8_activation_bytes(values / divisor, d.recipe));
+}
+
+void add_dense_mlp(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const ModelConfig& m = s.model;
+  add_linear_input(d, "MLP input", sum);
+  add_mlp_intermediates(s, d, "MLP intermediates", d.n * m.ffn, d.t, "n·f", "/t", sum);
+}
+
+void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const ModelConfig& m = s.model;
+  const MoeConfig& moe = m.moe;
+  const Wide etp = s.parallel.etp;
+  sum.add("router/expert input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("router scores (fp32)", "2·n·E·4/t_sp", 2 * d.n * moe.num_experts * 4 / d.t_sp);
+  // Dispatched token copies on this GPU: every token goes to k experts; EP balances them over
+  // the expert group, expert-TP gathers tokens across its etp ranks.
+  const Wide routed = d.n * moe.top_k * etp / d.t_sp;
+  if (d.fp8) {
+    sum.add("dispatched tokens (fp8) + expert outputs", "n·k·etp·h·(q+B)/t_sp",
+            fp8_activation_bytes(routed * d.h, d.recipe) + routed * d.h * d.bytes);
+  } else {
+    sum.add("dispatched tokens + expert outputs", "2·n·k·etp·h·B/t_sp", 2 * routed * d.h * d.bytes);
+  }
+  add_mlp_intermediates(s, d, "expert intermediates", routed * (moe.expert_ffn / etp), 1,
+                        "n·k·etp·f_e/etp", "/t_sp", sum);
+  if (moe.shared_experts > 0) {
+    // With fp8 the shared experts' first linear keeps its own cast of the router's input.
+    if (d.fp8)
+      sum.add("shared-expert input (fp8)", "n·h·q/t_sp",
+              fp8_activation_bytes(d.n * d.h / d.t_sp, d.recipe));
+    const Wide width = moe.shared_experts * moe.shared_expert_ffn;
+    add_mlp_intermediates(s, d, "shared-expert intermediates", d.n * width, d.t, "n·S·f_s", "/t",
+                          sum);
+  }
+}
+
+// torchtitan's op-level selective checkpointing (torchtitan/distributed/activation_checkpoint.py,
+// _custom_policy): inside each layer the outputs of scaled-dot-product attention and of every
+// other matmul are saved (the 1st, 3rd, 5th, 7th: wq, wv, w1, w2 in a Llama layer; fc1 in a
+// plain MLP); norms, activations and the other matmuls are recomputed from the layer input.
+Term op_level_checkpointed_layer(const Scenario& s, const Dims& d, bool explain) {
+  const ModelConfig& m = s.model;
+  const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
+  SumBuilder sum(explain);
+  sum.add("layer input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("Q, V (1st, 3rd matmul)", "n·(a+g)·d·B/t", d.n * (a + g) * hd * d.bytes / d.t);
+  sum.add("attention output + logsumexp", "n·a·(d·B+4)/t", d.n * a * (hd * d.bytes + 4) / d.t);
+  sum.add("MLP up (5th matmul)", "n·f·B/t", d.n * m.ffn * d.bytes / d.t);
+  // A row-parallel matmul's output is the full-width partial sum, before its reduce.
+  if (m.mlp == MlpKind::kGated) sum.add("MLP down (7th matmul)", "n·h·B", d.n * d.h * d.bytes);
+  return sum.finish(preamble(s, d));
+}
+
+}  // namespace
+
+Wide fp8_activation_bytes(Wide values, Fp8Recipe recipe) {
+  return values + (has_block_scales(recipe) ? ceil_div(values, 32) : 0);
+}
+
+Wide fp8_weight_bytes(Wide params, Fp8Recipe recipe) {
+  if (recipe == Fp8Recipe::kBlockwise) return params + 4 * ceil_div(params, 128 * 128);
+  if (recipe == Fp8Recipe::kMxfp8) return params + ceil_div(params, 32);
+  return params;
+}
+
+Wide tokens_per_rank(const Scenario& s) {
+  return Wide{s.training.seq_len} * s.training.micro_batch / s.parallel.cp;
+}
+
+Term layer_activations(const Scenario& s, bool moe_layer, bool explain) {
+  const Dims d = dims_of(s);
+  if (s.training.recompute ==
+      Recompute::kSelectiveOp)  // scenario_checks.cc: dense, standard attention
+    return op_level_checkpointed_layer(s, d, explain);
+  SumBuilder sum(explain);
+  sum.add("norm inputs", "norms·n·h·B/t_sp",
+          Wide{s.model.norms_per_layer} * d.n * d.h * d.bytes / d.t_sp);
+  if (s.model.attention == AttentionKind::kMla) {
+    add_mla_attention(s, d, sum);
+  } else {
+    add_standard_attention(s, d, sum);
+  }
+  add_attention_core(s, d, sum);
+  if (s.training.dropout) sum.add("dropout masks", "2·n·h/t_sp", 2 * d.n * d.h / d.t_sp);
+  if (moe_layer) {
+    add_moe(s, d, sum);
+  } else {
+    add_dense_mlp(s, d, sum);
+  }
+  return sum.finish(preamble(s, d));
+}
+
+Term recomputed_layer_input(const Scenario& s, bool explain) {
+  const Dims d = dims_of(s);
+  Term term{d.n * d.h * d.bytes / d.t_sp, ""};
+  if (explain)
+    term.formula =
+        fmt::format("layer input n·h·B/t_sp = {}·{}·{}/{}", group_digits(d.n), group_digits(d.h),
+                    static_cast<int64_t>(d.bytes), static_cast<int64_t>(d.t_sp));
+  return term;
+}
+
+Term embedding_activations(const Scenario& s, bool explain) {
+  const Dims d = dims_of(s);
+  SumBuilder sum(explain);
+  if (s.training.dropout) sum.add("embedding dropout mask", "n·h/t_sp", d.n * d.h / d.t_sp);
+  return sum.finish(preamble(s, d));
+}
+
+Term head_activations(const Scenario& s, bool explain) {
+  const Dims d = dims_of(s);
+  SumBuilder sum(explain);
+  sum.add("final-norm input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  sum.add("LM-head input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
+  return sum.finish(preamble(s, d));
+}
+
+Term logits_and_loss(const Scenario& s, bool explain) {
+  const Dims d = dims_of(s);
+  const Wide vocab_shard = ceil_div(padded_vocab(s), d.t);
+  SumBuilder sum(explain);
+  sum.add("logits", "n·⌈V/t⌉·B", d.n * vocab_shard * d.bytes);
+  // What the loss keeps beside the logits: fp32 copies (one for Megatron, two for nanotron).
+  const Wide loss_extra = std::max<Wide>(s.conventions.loss_bytes_per_logit - d.bytes, 0);
+  sum.add("fp32 cross-entropy copies", "n·⌈V/t⌉·(L−B)", d.n * vocab_shard * loss_extra);
+  return sum.finish(preamble(s, d) + fmt::format("V = {}: ", group_digits(padded_vocab(s))));
+}
+
+}  // namespace vramplan

@@ -1,0 +1,53 @@
+// Activations a transformer keeps for the backward pass, per layer and per microbatch, on one
+// GPU. Korthikanti et al. 2022 (arXiv 2205.05198) generalised term by term: GQA, MLA, gated
+// MLPs, MoE, flash vs materialised attention, dropout, sequence and context parallelism.
+#pragma once
+
+#include "base/term.h"
+#include "vramplan/training/scenario.h"
+
+namespace vramplan {
+
+// Bytes of `values` quantised to fp8 with `recipe`'s scales: per-tensor recipes add nothing,
+// blockwise (1×128 fp32 scales) and mxfp8 (one E8M0 scale per 32 values) add 1/32 byte each.
+Wide fp8_activation_bytes(Wide values, Fp8Recipe recipe);
+// One fp8 copy of `params` weights: blockwise adds an fp32 scale per 128×128 block, mxfp8 one
+// byte per 32 values.
+Wide fp8_weight_bytes(Wide params, Fp8Recipe recipe);
+
+// What a column-parallel linear's saved input is divided by: t with sequence parallelism,
+// unless the framework saves the all-gathered input (Conventions::sp_saves_gathered_inputs);
+// 1 without sequence-parallel TP.
+inline Wide column_input_divisor(const Parallelism& par, const Conventions& conv) {
+  const bool sequence_parallel = par.sequence_parallel && par.tp > 1;
+  if (!sequence_parallel || conv.sp_saves_gathered_inputs) return 1;
+  return par.tp;
+}
+
+// Whether nanotron's persistent all-gather buffer exists (Conventions::tp_allgather_buffer):
+// it replaces the fresh all-gathered tensor only where a column-parallel linear all-gathers its
+// input yet saves the sequence shard.
+inline bool has_tp_allgather_buffer(const Scenario& s) {
+  return s.conventions.tp_allgather_buffer && column_input_divisor(s.parallel, s.conventions) > 1;
+}
+
+// Tokens of one microbatch on one context-parallel rank: n = s·b/c.
+Wide tokens_per_rank(const Scenario& s);
+
+// Everything one layer keeps for backward for one microbatch (no recompute, or selective).
+Term layer_activations(const Scenario& s, bool moe_layer, bool explain);
+
+// What a fully recomputed layer keeps: its input hidden states.
+Term recomputed_layer_input(const Scenario& s, bool explain);
+
+// First stage: the embedding's own saved tensors (its dropout mask when dropout is on).
+Term embedding_activations(const Scenario& s, bool explain);
+
+// Last stage: inputs of the final norm and of the LM head, kept per microbatch in flight.
+Term head_activations(const Scenario& s, bool explain);
+
+// Last stage transient: the logits in the activation dtype plus the fp32 copy the cross-entropy
+// works on (Megatron's vocab-parallel cross entropy casts to fp32 and keeps exp-logits).
+Term logits_and_loss(const Scenario& s, bool explain);
+
+}  // namespace vramplan

@@ -1,0 +1,185 @@
+#include "training/activations.h"
+
+#include <gtest/gtest.h>
+
+#include "model/test_models.h"
+
+namespace vramplan {
+namespace {
+
+Scenario llama(int64_t seq, int64_t tp = 1, bool sp = true) {
+  Scenario s;
+  s.model = testing::llama8b_shape();
+  s.training.seq_len = seq;
+  s.parallel.tp = tp;
+  s.parallel.sequence_parallel = sp;
+  return s;
+}
+
+TEST(Activations, LlamaLayerMatchesHandArithmetic) {
+  // n = 8192 tokens, h = 4096, a = 32, g = 8, d = 128, f = 14336, B = 2, flash, no dropout:
+  //   norm inputs 2·n·h·2        = 134,217,728
+  //   QKV input n·h·2            =  67,108,864
+  //   Q,K,V n·(32+16)·128·2      = 100,663,296
+  //   attention output n·a·d·2   =  67,108,864
+  //   softmax stats n·a·4        =   1,048,576
+  //   MLP input n·h·2            =  67,108,864
+  //   MLP 3·n·f·2                = 704,643,072
+  //   total                      = 1,141,899,264 = s·h·(12 + 4g/a + 6f/h)·1 + stats
+  Term t = layer_activations(llama(8192), false, true);
+  EXPECT_EQ(t.bytes, 1'141'899'264);
+  EXPECT_NE(t.formula.find("MLP intermediates"), std::string::npos);
+  EXPECT_EQ(layer_activations(llama(8192), false, false).formula, "");
+}
+
+TEST(Activations, OpLevelCheckpointingKeepsEveryOtherMatmul) {
+  // torchtitan's selective "op" policy, n = 8192, Llama-3-8B shapes, B = 2:
+  //   layer input n·h·2                  =  67,108,864
+  //   Q, V n·(32+8)·128·2                =  83,886,080
+  //   attention output + lse n·32·(256+4) =  68,157,440
+  //   MLP up (w1) n·f·2                  = 234,881,024
+  //   MLP down (w2) n·h·2                =  67,108,864
+  //   total                              = 521,142,272
+  Scenario s = llama(8192);
+  s.training.recompute = Recompute::kSelectiveOp;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 521'142'272);
+  // TP 4 with SP: all split by t except w2's output, a full-width partial sum before its
+  // reduce-scatter.
+  Scenario tp4 = llama(8192, 4);
+  tp4.training.recompute = Recompute::kSelectiveOp;
+  EXPECT_EQ(layer_activations(tp4, false, false).bytes, 180'617'216);
+}
+
+TEST(Activations, Fp8LinearsKeepTheirInputsInFp8) {
+  // Transformer Engine, n = 8192, Llama-3-8B shapes: the QKV and MLP inputs and the
+  // down-projection's input drop from 2 B to 1 B; the output projection keeps a 1 B copy of the
+  // attention output beside the kernel's bf16 one:
+  //   QKV input   67,108,864 -> 33,554,432
+  //   attention   67,108,864 + 33,554,432
+  //   MLP input   67,108,864 -> 33,554,432
+  //   MLP 3·n·f·2 704,643,072 -> 2·n·f·2 + n·f = 587,202,560
+  //   total       1,141,899,264 - 33,554,432 - 33,554,432 + 33,554,432 - 117,440,512
+  Scenario s = llama(8192);
+  s.training.fp8 = Fp8Recipe::kTensorwise;
+  Term t = layer_activations(s, false, true);
+  EXPECT_EQ(t.bytes, 990'904'320);
+  EXPECT_NE(t.formula.find("QKV input (fp8)"), std::string::npos);
+  EXPECT_NE(t.formula.find("q = 1 (tensorwise)"), std::string::npos);
+  // Delayed scaling stores the same; blockwise and MXFP8 add one byte of scale per 32 values
+  // of each fp8 tensor: (n·h + n·a·d + n·h + n·f)/32.
+  s.training.fp8 = Fp8Recipe::kDelayed;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 990'904'320);
+  s.training.fp8 = Fp8Recipe::kMxfp8;
+  const Wide scales = (3 * Wide{8192} * 4096 + Wide{8192} * 14336) / 32;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 990'904'320 + scales);
+  s.training.fp8 = Fp8Recipe::kBlockwise;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 990'904'320 + scales);
+}
+
+TEST(Activations, Fp8ScalesAndWeightCopies) {
+  EXPECT_EQ(fp8_activation_bytes(100, Fp8Recipe::kTensorwise), 100);
+  EXPECT_EQ(fp8_activation_bytes(100, Fp8Recipe::kMxfp8), 104);  // ⌈100/32⌉ scales
+  EXPECT_EQ(fp8_weight_bytes(128 * 128 * 3, Fp8Recipe::kBlockwise), 128 * 128 * 3 + 3 * 4);
+  EXPECT_EQ(fp8_weight_bytes(64, Fp8Recipe::kMxfp8), 66);
+  EXPECT_EQ(fp8_weight_bytes(64, Fp8Recipe::kDelayed), 64);
+}
+
+TEST(Activations, SequenceParallelSplitsEverythingByTp) {
+  EXPECT_EQ(layer_activations(llama(8192, 4, true), false, false).bytes, 1'141'899'264 / 4);
+}
+
+TEST(Activations, WithoutSequenceParallelNormsAndInputsAreReplicated) {
+  // Replicated: norms 134,217,728 + QKV input 67,108,864 + MLP input 67,108,864 = 268,435,456;
+  // split by 4: (100,663,296 + 67,108,864 + 1,048,576 + 704,643,072)/4 = 218,365,952.
+  EXPECT_EQ(layer_activations(llama(8192, 4, false), false, false).bytes, 486'801'408);
+}
+
+TEST(Activations, MaterialisedAttentionStoresScores) {
+  // Adds the softmax output n·s·a·2 = 8192·8192·32·2 = 4,294,967,296 and drops flash's stats.
+  Scenario s = llama(8192);
+  s.training.flash_attention = false;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 - 1'048'576 + 4'294'967'296);
+  s.training.recompute = Recompute::kSelective;  // selective recompute drops exactly that term
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 - 1'048'576);
+}
+
+TEST(Activations, DropoutAddsMasks) {
+  // Two n·h one-byte masks = 2·8192·4096 = 67,108,864.
+  Scenario s = llama(8192);
+  s.training.dropout = true;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 + 67'108'864);
+}
+
+TEST(Activations, ContextParallelSplitsTheSequence) {
+  Scenario s = llama(8192);
+  s.parallel.cp = 2;
+  EXPECT_EQ(tokens_per_rank(s), 4096);
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 / 2);
+}
+
+TEST(Activations, RecomputedLayerKeepsItsInput) {
+  EXPECT_EQ(recomputed_layer_input(llama(8192), false).bytes, 8192LL * 4096 * 2);
+  EXPECT_EQ(recomputed_layer_input(llama(8192, 4), false).bytes, 8192LL * 4096 * 2 / 4);
+}
+
+TEST(Activations, LogitsInActivationDtypePlusFp32Copy) {
+  // n·V·(2 + 4) = 8192·128256·6 = 6,304,038,912; TP splits the vocabulary.
+  EXPECT_EQ(logits_and_loss(llama(8192), false).bytes, 6'304'038'912);
+  EXPECT_EQ(logits_and_loss(llama(8192, 2), false).bytes, 6'304'038'912 / 2);
+}
+
+TEST(Activations, MoeLayerCountsDispatchedTokens) {
+  // tiny MoE, n = 128 tokens, h 64, E 8, k 2, f_e 32, B 2, t 1:
+  //   norm inputs 2·128·64·2 = 32,768; QKV input 16,384; Q,K,V 128·(4+4)·16·2 = 32,768;
+  //   attention output 128·4·16·2 = 16,384; stats 128·4·4 = 2,048;
+  //   router input 16,384; router scores 2·128·8·4 = 8,192;
+  //   dispatched + outputs 2·(128·2)·64·2 = 65,536; expert intermediates 3·256·32·2 = 49,152
+  //   total 239,616
+  Scenario s;
+  s.model = testing::tiny_moe();
+  s.training.seq_len = 128;
+  EXPECT_EQ(layer_activations(s, true, false).bytes, 239'616);
+}
+
+}  // namespace
+}  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+TEST(Activations, UnfusedGluKeepsAFourthTensor) {
+  // nanotron/Hugging Face keep 4 f-wide tensors: + n·f·2 = 8192·14336·2 = 234,881,024.
+  Scenario s;
+  s.model = testing::llama8b_shape();
+  s.training.seq_len = 8192;
+  s.conventions.gated_mlp_tensors = 4;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, 1'141'899'264 + 234'881'024);
+}
+
+TEST(Activations, NanotronMhaKeepsKAndVTwice) {
+  // With MHA the packed Q|K|V buffer outlives the permute: + n·2g·d·B = 8192·2·32·128·2.
+  Scenario s;
+  s.model = testing::llama8b_shape();
+  s.model.num_kv_heads = s.model.num_heads;
+  s.training.seq_len = 8192;
+  const int64_t plain = layer_activations(s, false, false).bytes;
+  s.conventions.mha_keeps_packed_qkv = true;
+  EXPECT_EQ(layer_activations(s, false, false).bytes - plain, 134'217'728);
+  // GQA splits Q, K and V into their own buffers: nothing is kept twice.
+  s.model.num_kv_heads = 8;
+  const int64_t gqa = layer_activations(s, false, false).bytes;
+  s.conventions.mha_keeps_packed_qkv = false;
+  EXPECT_EQ(layer_activations(s, false, false).bytes, gqa);
+}
+
+TEST(Activations, LossBytesPerLogitFollowTheFramework) {
+  // torchtitan, Hugging Face: 10 B per logit = n·V·10 = 8192·128256·10 = 10,506,731,520.
+  Scenario s;
+  s.model = testing::llama8b_shape();
+  s.training.seq_len = 8192;
+  s.conventions.loss_bytes_per_logit = 10;
+  EXPECT_EQ(logits_and_loss(s, false).bytes, 10'506'731'520);
+}
+
+}  // namespace
+}  // namespace vramplan

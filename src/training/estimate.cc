@@ -1,0 +1,317 @@
+#include "vramplan/training/estimate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "base/term.h"
+#include "training/activations.h"
+#include "training/estimate_parts.h"
+#include "training/finetune_rows.h"
+#include "training/framework_layouts.h"
+#include "training/model_states.h"
+#include "training/pipeline.h"
+#include "training/scenario_checks.h"
+#include "vramplan/model/precision.h"
+#include "vramplan/training/frameworks.h"
+#include "vramplan/training/uncertainty.h"
+
+namespace vramplan {
+namespace {
+
+using namespace estimate_parts;
+
+constexpr const char* kSourceGradCopy =
+    "Megatron-LM megatron/core/optimizer/optimizer.py _copy_model_grads_to_main_grads "
+    "(main_param.grad = main_grad.float(); distrib_optimizer.py: the rank's shard), freed by "
+    "the next step's zero_grad";
+constexpr const char* kSourceOptimizerStep =
+    "torch.optim foreach Adam/AdamW (_multi_tensor_adam: sqrt of the second moment)";
+
+bool is_activation_row(const Row& r) {
+  static constexpr std::string_view kActivationRows[] = {
+      "activations",           "recompute working set",
+      "embedding activations", "final norm + LM head inputs",
+      "logits + loss",         "MTP activations",
+      "adapter activations",   "pipeline stage outputs"};
+  for (std::string_view name : kActivationRows)
+    if (r.component == name) return true;
+  return false;
+}
+
+int64_t row_bytes(const StageEstimate& stage, std::string_view component) {
+  for (const Row& r : stage.rows)
+    if (r.component == component) return r.bytes;
+  return 0;
+}
+
+// Picks the phase with the most allocated tensors and leaves in stage.rows what is alive then.
+// torch's foreach Adam (torch/optim/adam.py _multi_tensor_adam) materialises sqrt(v) for every
+// parameter it updates: one state-sized temporary; fused implementations keep none.
+// With lazily allocated gradients and one microbatch per step, no gradient exists yet when the
+// activations peak at the start of the backward; the backward then frees activations as it
+// creates gradients, so both are counted in full only at the optimizer step.
+PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstimate& stage,
+                              StageBuilder& out) {
+  PhaseTotals t;
+  int64_t activations = 0;
+  for (const Row& r : stage.rows) {
+    t.forward_backward += r.bytes;
+    if (is_activation_row(r)) activations += r.bytes;
+  }
+  t.layer_activations = row_bytes(stage, "activations");
+  const int64_t all_tensors = t.forward_backward;
+  // A stage kept unsharded (add_unsharded_stage) creates its sharded gradients only with the
+  // reduce-scatter after the last backward, and frees its gathered parameters and unsharded
+  // gradients there: the former are absent from the forward/backward, the latter from the step.
+  const bool unsharded_stage =
+      keeps_stage_unsharded(c.s.conventions, c.s.parallel, c.sharding.params);
+  const bool grads_absent =
+      c.s.conventions.lazy_gradients && (microbatches == 1 || unsharded_stage);
+  if (grads_absent) t.forward_backward -= row_bytes(stage, "gradients");
+  const bool adam = c.s.training.optimizer == Optimizer::kAdamW;
+  const int64_t temporaries = c.s.conventions.optimizer_foreach_temporaries && adam
+                                  ? row_bytes(stage, "optimizer states") / 2
+                                  : 0;
+  const int64_t grad_copy = has_fp32_grad_copy(c.s) ? row_bytes(stage, "master weights") : 0;
+  t.optimizer_step =
+      all_tensors - activations - row_bytes(stage, kUnshardedStageRow) + temporaries + grad_copy;
+  t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
+  stage.peak_phase = "forward/backward";
+  if (t.optimizer_step <= t.forward_backward && grads_absent) {
+    std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
+  }
+  if (t.optimizer_step > t.forward_backward) {
+    std::erase_if(stage.rows, [](const Row& r) {
+      return is_activation_row(r) || r.component == kUnshardedStageRow;
+    });
+    Term temp{temporaries, c.explain
+                               ? fmt::format("Adam's sqrt(v) copy: optimizer states {} / 2",
+                                             short_bytes(row_bytes(stage, "optimizer states")))
+                               : ""};
+    out.add("optimizer step temporaries", std::move(temp), CountsToward::kAllocated,
+            kSourceOptimizerStep);
+    Term copy{grad_copy, c.explain ? fmt::format("4 B × {} parameters the rank updates",
+                                                 group_digits(grad_copy / 4))
+                                   : ""};
+    if (grad_copy > 0)
+      out.add("fp32 gradient copy", std::move(copy), CountsToward::kAllocated, kSourceGradCopy);
+    stage.peak_phase = "optimizer step";
+  }
+  return t;
+}
+
+// Phase totals as allocated bytes: tensors plus what every phase shares (workspaces, buckets).
+void record_phases(const PhaseTotals& t, size_t first_shared_row, StageEstimate& stage) {
+  int64_t shared = 0;
+  for (size_t i = first_shared_row; i < stage.rows.size(); ++i)
+    if (stage.rows[i].counts_toward == CountsToward::kAllocated) shared += stage.rows[i].bytes;
+  stage.phases = {{"forward/backward", t.forward_backward + shared},
+                  {"optimizer step", t.optimizer_step + shared},
+                  {"first step forward/backward", t.first_step + shared}};
+}
+
+// Fine-tuning's rows (finetune_rows.h) in place of, or beside, the full-training ones.
+void add_finetune_rows(std::vector<FinetuneRow> rows, StageBuilder& out) {
+  for (FinetuneRow& r : rows) out.add(r.component.c_str(), std::move(r.term), r.toward, r.source);
+}
+
+void total_up(StageEstimate& stage) {
+  stage.allocated_bytes = stage.reserved_bytes = stage.device_bytes = 0;
+  for (const Row& r : stage.rows) {
+    if (r.counts_toward == CountsToward::kAllocated) stage.allocated_bytes += r.bytes;
+    if (r.counts_toward != CountsToward::kDevice) stage.reserved_bytes += r.bytes;
+    stage.device_bytes += r.bytes;
+  }
+}
+
+// Bands from the validation spread (uncertainty.h): allocated rows by class, the reserved total
+// from the reserved spread (the pool row takes up the difference), device rows their own range.
+void add_bands(StageEstimate& stage, const UncertaintyBands& bands) {
+  int64_t alloc_low = 0, alloc_high = 0, device_low = 0, device_high = 0;
+  for (Row& r : stage.rows) {
+    if (r.counts_toward == CountsToward::kReserved) continue;
+    const ErrorSpread& spread = r.counts_toward == CountsToward::kDevice ? bands.device
+                                : is_activation_row(r)                   ? bands.activations
+                                                                         : bands.model_states;
+    r.bytes_low = band_low(r.bytes, spread);
+    r.bytes_high = band_high(r.bytes, spread);
+    (r.counts_toward == CountsToward::kDevice ? device_low : alloc_low) += r.bytes_low;
+    (r.counts_toward == CountsToward::kDevice ? device_high : alloc_high) += r.bytes_high;
+  }
+  stage.allocated_bytes_low = alloc_low;
+  stage.allocated_bytes_high = alloc_high;
+  stage.reserved_bytes_low = std::max(alloc_low, band_low(stage.reserved_bytes, bands.reserved));
+  stage.reserved_bytes_high = std::max(alloc_high, band_high(stage.reserved_bytes, bands.reserved));
+  // The reserved rows (allocator pool, CUDA-graph pools) share the band of reserved above
+  // allocated in proportion to their bytes.
+  int64_t reserved_rows = 0;
+  for (const Row& r : stage.rows)
+    if (r.counts_toward == CountsToward::kReserved) reserved_rows += r.bytes;
+  for (Row& r : stage.rows) {
+    if (r.counts_toward != CountsToward::kReserved) continue;
+    const double share = static_cast<double>(r.bytes) / static_cast<double>(reserved_rows);
+    r.bytes_low = std::llround(share * static_cast<double>(stage.reserved_bytes_low - alloc_low));
+    r.bytes_high =
+        std::llround(share * static_cast<double>(stage.reserved_bytes_high - alloc_high));
+  }
+  stage.device_bytes_low = stage.reserved_bytes_low + device_low;
+  stage.device_bytes_high = stage.reserved_bytes_high + device_high;
+}
+
+bool same_breakdown(const StageEstimate& a, const StageEstimate& b) {
+  if (a.layers != b.layers || a.rows.size() != b.rows.size()) return false;
+  for (size_t i = 0; i < a.rows.size(); ++i)
+    if (a.rows[i].component != b.rows[i].component || a.rows[i].bytes != b.rows[i].bytes)
+      return false;
+  return true;
+}
+
+std::string stage_name(const StageEstimate& st, int64_t pp) {
+  if (pp == 1) return "all layers";
+  const int64_t first = st.ranks.front() + 1, last = st.ranks.back() + 1;
+  std::string name = first == last ? fmt::format("stage {} of {}", first, pp)
+                                   : fmt::format("stages {}-{} of {}", first, last, pp);
+  if (st.ranks.front() == 0) name += " (first)";
+  if (st.ranks.back() == pp - 1) name += " (last)";
+  return name;
+}
+
+// Consecutive ranks with identical rows are reported once.
+std::vector<StageEstimate> merge_identical(std::vector<StageEstimate> ranks, int64_t pp) {
+  std::vector<StageEstimate> merged;
+  for (StageEstimate& st : ranks) {
+    if (!merged.empty() && same_breakdown(merged.back(), st)) {
+      merged.back().ranks.push_back(st.ranks.front());
+      continue;
+    }
+    merged.push_back(std::move(st));
+  }
+  for (StageEstimate& st : merged) st.name = stage_name(st, pp);
+  return merged;
+}
+
+void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
+  const Parallelism& p = s.parallel;
+  if (p.pp > 1 && m < p.pp)
+    est.warnings.push_back(fmt::format(
+        "only {} microbatches for {} pipeline stages: most of each step is pipeline bubble", m,
+        p.pp));
+  if (p.schedule == Schedule::kInterleaved && m % p.pp != 0)
+    est.warnings.push_back(fmt::format(
+        "the interleaved schedule wants microbatches ({}) divisible by pp ({})", m, p.pp));
+  if (p.tp > 1 && !p.sequence_parallel)
+    est.warnings.push_back(
+        "tp > 1 without sequence parallelism: norm and dropout activations are "
+        "replicated on every TP rank");
+  if (s.conventions.lazy_gradients && m == 1)
+    est.warnings.push_back(
+        "gradients are allocated by the backward and set to None after each step, and there is "
+        "one microbatch per step: the forward/backward peak holds no gradients; the optimizer "
+        "step holds them all");
+  if (!s.training.flash_attention && s.training.seq_len >= 8192)
+    est.warnings.push_back(
+        "materialised attention at this sequence length stores s² scores per "
+        "head; flash attention avoids them");
+  if (s.training.fp8 != Fp8Recipe::kNone)
+    est.warnings.push_back(
+        "fp8 follows Transformer Engine as Megatron runs it (fp8 casts of linear inputs, weight "
+        "casts cached across microbatches); other fp8 stacks such as torchao differ "
+        "(docs/fp8.md)");
+  if (s.training.moe_grouped_gemm && !s.model.is_moe())
+    est.warnings.push_back(
+        "moe_grouped_gemm has no effect: the model has no experts (no grouped-GEMM workspaces "
+        "counted)");
+  const std::vector<std::string> outside = layout_outside_framework(s);
+  if (!outside.empty())
+    est.warnings.push_back(fmt::format(
+        "{} does not run this layout: {}; estimated as given ({})",
+        framework_name(static_cast<Framework>(s.framework_id)), fmt::join(outside, "; "),
+        framework_layouts(static_cast<Framework>(s.framework_id)).source));
+  if (s.overheads.per_layer_cuda_graphs)
+    est.warnings.push_back(
+        "CUDA-graph pools are NeMo's measured ~20% of the layer activations, not a mechanism: "
+        "graphs of parts of a layer keep less, and no measurement here checks it");
+}
+
+}  // namespace
+
+Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
+  if (auto error = validate_scenario(s)) return *error;
+  if (auto error = validate_finetune(s)) return *error;
+  Estimate est;
+  est.parameters = count_parameters(s.model);
+  est.world_size = s.parallel.world_size();
+  est.microbatches = microbatches_of(s);
+  const bool explain = options.explain;
+  const Context c{s,
+                  est.parameters,
+                  sharding_of(s.parallel),
+                  layer_activations(s, false, explain),
+                  s.model.is_moe() ? layer_activations(s, true, explain) : Term{},
+                  recomputed_layer_input(s, explain),
+                  est.microbatches,
+                  explain};
+
+  std::vector<StageEstimate> ranks;
+  bool overflow = false;
+  const std::vector<RankLayout> layout = layout_pipeline(s.model, s.parallel, est.microbatches);
+  for (size_t r = 0; r < layout.size(); ++r) {
+    StageEstimate stage;
+    stage.ranks = {static_cast<int64_t>(r)};
+    stage.layer_ids = layout[r].layers;
+    stage.layers = static_cast<int64_t>(layout[r].layers.size());
+    stage.in_flight_microbatches = layout[r].in_flight_chunks;
+    StageBuilder out(stage, explain);
+    if (finetune_active(s.finetune))
+      add_finetune_rows(finetune_model_states(s, est.parameters, layout[r], c.sharding, explain),
+                        out);
+    else
+      add_model_states(c, gpu_params(s, est.parameters, layout[r]), out);
+    add_activations(c, layout[r], out);
+    add_finetune_rows(finetune_activations(s, layout[r], explain), out);
+    add_head_terms(c, layout[r], out);
+    if (out.overflow()) {
+      overflow = true;
+      break;
+    }
+    const PhaseTotals phases = settle_peak_phase(c, est.microbatches, stage, out);
+    const size_t before_beyond = stage.rows.size();
+    add_beyond_tensors(c, phases, stage, out);
+    if (out.overflow()) {
+      overflow = true;
+      break;
+    }
+    record_phases(phases, before_beyond, stage);
+    total_up(stage);
+    add_bands(stage, builtin_bands());
+    ranks.push_back(std::move(stage));
+  }
+  if (overflow)
+    return Error{"seq_len", std::to_string(s.training.seq_len),
+                 "sizes whose per-GPU memory stays below 4 EiB",
+                 "the memory of this scenario overflows 64-bit byte counts (check seq_len, "
+                 "micro_batch and the model sizes)"};
+  est.stages = merge_identical(std::move(ranks), s.parallel.pp);
+  for (size_t i = 0; i < est.stages.size(); ++i) {
+    const StageEstimate& st = est.stages[i];
+    if (st.device_bytes > est.peak.device_bytes ||
+        (st.device_bytes == est.peak.device_bytes && st.allocated_bytes > est.peak.allocated_bytes))
+      est.peak = Peak{i,
+                      st.allocated_bytes,
+                      st.reserved_bytes,
+                      st.device_bytes,
+                      st.allocated_bytes_low,
+                      st.allocated_bytes_high,
+                      st.reserved_bytes_low,
+                      st.reserved_bytes_high,
+                      st.device_bytes_low,
+                      st.device_bytes_high};
+  }
+  add_warnings(s, est.microbatches, est);
+  return est;
+}
+
+}  // namespace vramplan

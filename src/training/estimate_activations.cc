@@ -1,0 +1,136 @@
+// Activation rows of one pipeline rank: stored layers, the recompute working set, stage outputs,
+// the embedding, and the last stage's head, logits and loss.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "training/activations.h"
+#include "training/estimate_parts.h"
+#include "training/finetune_rows.h"
+
+namespace vramplan::estimate_parts {
+namespace {
+
+constexpr const char* kSourceActivations =
+    "Korthikanti et al. 2022 (arXiv 2205.05198) §4, generalised to GQA/MLA/gated MLP/MoE";
+constexpr const char* kSourceLogits =
+    "Megatron-LM core/tensor_parallel/cross_entropy.py (fp32 vocab-parallel cross entropy)";
+constexpr const char* kSourceRecompute =
+    "Korthikanti et al. 2022 §5: full recompute keeps each layer's input";
+constexpr const char* kSourceStageOutputs =
+    "torch.distributed.pipelining / nanotron / DeepSpeed pipeline engines keep each sent "
+    "activation until its backward (docs/frameworks.md)";
+
+struct LayerMix {
+  int64_t dense = 0, moe = 0;  // layers stored in full
+  int64_t recomputed = 0;      // layers keeping only their input
+};
+
+LayerMix layer_mix(const Context& c, const RankLayout& rank) {
+  LayerMix mix;
+  const Training& tr = c.s.training;
+  int64_t recomputed = 0;
+  if (tr.recompute == Recompute::kFull) {
+    recomputed =
+        tr.recompute_layers == 0
+            ? static_cast<int64_t>(rank.layers.size())
+            : std::min<int64_t>(tr.recompute_layers * c.s.parallel.vpp, rank.layers.size());
+  }
+  mix.recomputed = recomputed;
+  // Megatron's block method recomputes the first layers of each chunk; the rest are stored.
+  for (size_t i = static_cast<size_t>(recomputed); i < rank.layers.size(); ++i) {
+    const int64_t id = rank.layers[i];
+    if (id < layers_without_backward(c.s)) continue;  // frozen, and no backward reaches it
+    if (c.s.model.is_moe() && c.s.model.moe_layers[id])
+      ++mix.moe;
+    else
+      ++mix.dense;
+  }
+  return mix;
+}
+
+// Engines that keep what a stage sent (Conventions::pipeline_keeps_stage_outputs): one hidden
+// state per in-flight chunk-microbatch whose output goes to another rank — every chunk except
+// the last rank's final one, which feeds the LM head.
+void add_stage_outputs(const Context& c, const RankLayout& rank, StageBuilder& out) {
+  const int64_t vpp = c.s.parallel.vpp;
+  if (!c.s.conventions.pipeline_keeps_stage_outputs || c.s.parallel.pp == 1) return;
+  const Wide sent =
+      rank.has_head ? Wide{rank.in_flight_chunks} * (vpp - 1) / vpp : Wide{rank.in_flight_chunks};
+  Term t{sent * c.layer_input.bytes, ""};
+  if (c.explain)
+    t.formula = fmt::format("{} in-flight outputs × hidden state n·h·B/t_sp ({})",
+                            static_cast<int64_t>(sent), short_bytes(c.layer_input.bytes));
+  out.add("pipeline stage outputs", std::move(t), CountsToward::kAllocated, kSourceStageOutputs);
+}
+
+}  // namespace
+
+void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out) {
+  const LayerMix mix = layer_mix(c, rank);
+  const int64_t vpp = c.s.parallel.vpp;
+  const Wide per_microbatch = Wide{mix.dense} * c.dense_layer.bytes +
+                              Wide{mix.moe} * c.moe_layer.bytes +
+                              Wide{mix.recomputed} * c.layer_input.bytes;
+  Term acts{per_microbatch * rank.in_flight_chunks / vpp, ""};
+  if (c.explain) {
+    std::string layers;
+    auto part = [&](int64_t count, const Term& t, const char* kind) {
+      if (count == 0) return;
+      if (!layers.empty()) layers += " + ";
+      layers += fmt::format("{} {} × {}", count, kind, short_bytes(t.bytes));
+    };
+    part(mix.dense, c.dense_layer, mix.moe > 0 ? "dense layers" : "layers");
+    part(mix.moe, c.moe_layer, "MoE layers");
+    part(mix.recomputed, c.layer_input, "recomputed layers");
+    acts.formula =
+        fmt::format("{} in-flight {} × ({}){}; per layer: {}", rank.in_flight_chunks,
+                    vpp > 1 ? "chunk-microbatches" : "microbatches", layers,
+                    vpp > 1 ? fmt::format(" / vpp {}", vpp) : "",
+                    mix.moe > 0 && mix.dense == 0 ? c.moe_layer.formula : c.dense_layer.formula);
+  }
+  out.add("activations", std::move(acts), CountsToward::kAllocated, kSourceActivations);
+
+  if (mix.recomputed > 0) {
+    // Backward re-runs one layer forward at a time; its full activations are alive meanwhile.
+    const Wide working = std::max(c.dense_layer.bytes, c.s.model.is_moe() ? c.moe_layer.bytes : 0);
+    Term t{working,
+           c.explain ? "one layer's full activations, re-created during its backward" : ""};
+    out.add("recompute working set", std::move(t), CountsToward::kAllocated, kSourceRecompute);
+  }
+  add_stage_outputs(c, rank, out);
+  if (rank.has_embedding) {
+    Term emb = embedding_activations(c.s, c.explain);
+    emb.bytes = emb.bytes * rank.in_flight_chunks / vpp;
+    out.add("embedding activations", std::move(emb), CountsToward::kAllocated, kSourceActivations);
+  }
+}
+
+void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out) {
+  if (!rank.has_head) return;
+  const Wide mbs = rank.in_flight_logits;
+  // Scales a per-microbatch term by `k`, saying what k counts.
+  auto times = [&](Term t, Wide k, const std::string& what) {
+    t.bytes *= k;
+    if (c.explain && k > 1) t.formula = fmt::format("{} × ({})", what, t.formula);
+    return t;
+  };
+  const std::string microbatches = fmt::format("{} microbatches", static_cast<int64_t>(mbs));
+  out.add("final norm + LM head inputs", times(head_activations(c.s, c.explain), mbs, microbatches),
+          CountsToward::kAllocated, kSourceActivations);
+  const int64_t mtp = c.s.model.mtp_layers;
+  const std::string heads = mtp > 0 ? fmt::format("{} microbatch(es) × (1 main + {} MTP) heads",
+                                                  static_cast<int64_t>(mbs), mtp)
+                                    : microbatches;
+  out.add("logits + loss", times(logits_and_loss(c.s, c.explain), mbs * (1 + mtp), heads),
+          CountsToward::kAllocated, kSourceLogits);
+  if (mtp > 0) {
+    Term layer = c.s.model.is_moe() ? c.moe_layer : c.dense_layer;
+    out.add("MTP activations",
+            times(std::move(layer), mbs * mtp,
+                  fmt::format("{} microbatch(es) × {} MTP layers", static_cast<int64_t>(mbs), mtp)),
+            CountsToward::kAllocated, kSourceActivations);
+  }
+}
+
+}  // namespace vramplan::estimate_parts

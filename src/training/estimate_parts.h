@@ -1,0 +1,68 @@
+// The parts estimate() builds one pipeline rank from (estimate.cc): what is computed once per
+// scenario (Context), the row collector (StageBuilder), and the row groups, each in its own file:
+// model states (estimate_states.cc), activations (estimate_activations.cc) and the memory beyond
+// the model's tensors (estimate_beyond_tensors.cc).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "base/term.h"
+#include "training/model_states.h"
+#include "training/pipeline.h"
+#include "vramplan/model/params.h"
+#include "vramplan/training/estimate.h"
+
+namespace vramplan::estimate_parts {
+
+inline constexpr const char* kUnshardedStageRow = "unsharded params + grads";
+
+// Collects one pipeline rank's rows.
+class StageBuilder {
+ public:
+  StageBuilder(StageEstimate& stage, bool explain) : stage_(stage), explain_(explain) {}
+
+  void add(const char* component, Term term, CountsToward toward, const char* source) {
+    total_ += std::min(term.bytes, kMaxBytes);
+    if (term.bytes > kMaxBytes || total_ > kMaxBytes) overflow_ = true;
+    if (term.bytes <= 0 || overflow_) return;
+    stage_.rows.push_back(Row{component, static_cast<int64_t>(std::min(term.bytes, kMaxBytes)),
+                              toward, std::move(term.formula), explain_ ? source : ""});
+  }
+  bool overflow() const { return overflow_; }
+
+ private:
+  StageEstimate& stage_;
+  bool explain_;
+  Wide total_ = 0;  // all rows so far; an overflow is reported before any int64 sum is taken
+  bool overflow_ = false;
+};
+
+// Everything computed once per scenario and shared by all ranks.
+struct Context {
+  const Scenario& s;
+  const ParamCounts& counts;
+  Sharding sharding;
+  Term dense_layer;  // activations of one dense layer, one microbatch
+  Term moe_layer;    // ... of one MoE layer
+  Term layer_input;  // what a fully recomputed layer keeps
+  int64_t microbatches;
+  bool explain;
+};
+
+struct PhaseTotals {
+  int64_t forward_backward = 0, optimizer_step = 0, first_step = 0;  // tensors only
+  int64_t layer_activations = 0;  // the "activations" row, whatever phase peaks
+};
+
+// Weights, gradients, framework copies, master weights, optimizer states and gathered buffers.
+void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out);
+// The stored layer activations, recompute working set, stage outputs and embedding activations.
+void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out);
+// The last stage's final norm and LM head inputs, logits and loss, and MTP layers.
+void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out);
+// Workspaces, persistent buffers, the allocator pool, CUDA context and NCCL buffers.
+void add_beyond_tensors(const Context& c, const PhaseTotals& phases, StageEstimate& stage,
+                        StageBuilder& out);
+
+}  // namespace vramplan::estimate_parts

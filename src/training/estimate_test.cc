@@ -1,0 +1,335 @@
+#include "vramplan/training/estimate.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "model/test_models.h"
+#include "vramplan/model/hf_config.h"
+#include "vramplan/model/presets.h"
+
+namespace vramplan {
+namespace {
+
+Scenario preset_scenario(const char* name) {
+  const Preset* preset = find_preset(name);
+  EXPECT_NE(preset, nullptr) << name;
+  Result<ParsedModel> parsed = parse_hf_config(preset->config, preset->name);
+  EXPECT_TRUE(parsed.ok());
+  Scenario s;
+  s.model = parsed->model;
+  return s;
+}
+
+Estimate run(const Scenario& s) {
+  Result<Estimate> e = estimate(s);
+  EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message());
+  return e.ok() ? e.value() : Estimate{};
+}
+
+int64_t row(const StageEstimate& stage, const std::string& component) {
+  for (const Row& r : stage.rows)
+    if (r.component == component) return r.bytes;
+  return 0;
+}
+
+int64_t states(const StageEstimate& st) {
+  return row(st, "weights") + row(st, "gradients") + row(st, "master weights") +
+         row(st, "optimizer states");
+}
+
+TEST(Estimate, ModelStatesOfMixedPrecisionAdam) {
+  // Llama-3.1-8B, one GPU: bf16 weights 2 B + fp32 grads 4 B + fp32 master 4 B + Adam 8 B
+  // = 18 B/param × 8,030,261,248 = 144,544,702,464 B.
+  const Estimate e = run(preset_scenario("Llama-3.1-8B"));
+  ASSERT_EQ(e.stages.size(), 1u);
+  EXPECT_EQ(row(e.stages[0], "weights"), 2 * 8'030'261'248);
+  EXPECT_EQ(states(e.stages[0]), 18 * 8'030'261'248);
+}
+
+TEST(Estimate, DistributedOptimizerShardsMasterAndMoments) {
+  // 6 B unsharded (weights + fp32 grads) + 12 B / 8 → 7.5 B/param.
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.parallel.dp = 8;
+  s.parallel.distributed_optimizer = true;
+  const Estimate e = run(s);
+  EXPECT_EQ(states(e.stages[0]), 6 * 8'030'261'248 + 12 * 8'030'261'248 / 8);
+}
+
+TEST(Estimate, ZeroThreeDividesModelStatesByRanks) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  const int64_t whole = states(run(s).stages[0]);
+  s.parallel.dp = 8;
+  s.parallel.zero = 3;
+  const Estimate e = run(s);
+  EXPECT_NEAR(static_cast<double>(states(e.stages[0])), whole / 8.0, whole * 1e-6);
+  EXPECT_GT(row(e.stages[0], "unsharded parameter buffers"), 0);
+}
+
+int64_t optimizer_step_bytes(const Estimate& e) {
+  for (const Phase& p : e.stages.front().phases)
+    if (p.name == "optimizer step") return p.allocated_bytes;
+  return -1;
+}
+
+TEST(Estimate, MegatronFp16HandsTheOptimizerAnFp32GradientCopy) {
+  // --fp16 without --accumulate-allreduce-grads-in-fp32: fp16 gradients (2 B), and at the step
+  // main_grad.float() gives the optimizer 4 B per parameter it updates (sharded over dp with the
+  // distributed optimizer). Llama-3.1-8B on one GPU: 2 + 2 + 4 + 8 B/param in the model states.
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.conventions.fp32_grad_copy = true;
+  s.training.param_dtype = s.training.grad_dtype = s.training.activation_dtype = DType::kFp16;
+  s.training.fp32_grad_accumulation = false;
+  s.training.seq_len = 1024;
+  const int64_t params = 8'030'261'248;
+  const Estimate e = run(s);
+  EXPECT_EQ(states(e.stages[0]), 16 * params);
+  EXPECT_EQ(e.stages[0].peak_phase, "optimizer step");  // short sequence: the step peaks
+  EXPECT_EQ(row(e.stages[0], "fp32 gradient copy"), 4 * params);
+  Scenario without = s;
+  without.conventions.fp32_grad_copy = false;
+  EXPECT_EQ(optimizer_step_bytes(e) - optimizer_step_bytes(run(without)), 4 * params);
+  EXPECT_EQ(row(run(without).stages[0], "fp32 gradient copy"), 0);
+  // The distributed optimizer updates a 1/dp shard: the copy is the shard's.
+  s.parallel.dp = without.parallel.dp = 8;
+  s.parallel.distributed_optimizer = without.parallel.distributed_optimizer = true;
+  EXPECT_EQ(optimizer_step_bytes(run(s)) - optimizer_step_bytes(run(without)), 4 * params / 8);
+  // Gradients accumulated in fp32 need no copy.
+  s.training.fp32_grad_accumulation = without.training.fp32_grad_accumulation = true;
+  EXPECT_EQ(optimizer_step_bytes(run(s)), optimizer_step_bytes(run(without)));
+}
+
+TEST(Estimate, MegatronLocalAttentionKeepsOneLayersScoresBuffer) {
+  // b·(a/t)·s²·B = 2·(32/2)·4096²·2 B = 1 GiB on every rank that holds a layer, in every phase;
+  // only without flash attention and with the convention set (--transformer-impl local).
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.training.seq_len = 4096;
+  s.training.micro_batch = 2;
+  s.parallel.tp = 2;
+  s.training.flash_attention = false;
+  s.conventions.attention_scores_buffer = true;
+  Estimate e = run(s);
+  EXPECT_EQ(row(e.stages[0], "attention scores buffer"), int64_t{1} << 30);
+  for (const Phase& p : e.stages[0].phases) EXPECT_GT(p.allocated_bytes, int64_t{1} << 30);
+  s.training.flash_attention = true;
+  EXPECT_EQ(row(run(s).stages[0], "attention scores buffer"), 0);
+  s.training.flash_attention = false;
+  s.conventions.attention_scores_buffer = false;
+  EXPECT_EQ(row(run(s).stages[0], "attention scores buffer"), 0);
+}
+
+TEST(Estimate, Fp8CachesCastsOfTheLinearWeights) {
+  // Llama-3.1-8B, one GPU: 32 layers × (attention 41,943,040 + MLP 176,160,768) = 6,979,321,856
+  // linear weights; embedding, LM head and norms (1,051,201,536 + 266,240 + 4,096) stay bf16.
+  const int64_t linear = 6'979'321'856, other = 8'030'261'248 - linear;
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.training.fp8 = Fp8Recipe::kTensorwise;
+  const StageEstimate cached = run(s).stages[0];
+  EXPECT_EQ(row(cached, "weights"), 2 * (linear + other));
+  EXPECT_EQ(row(cached, "fp8 weight copies"), 2 * linear);    // row- and column-wise
+  const std::vector<std::string> warnings = run(s).warnings;  // which fp8 stack is modelled
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("Transformer Engine") != std::string::npos;
+  }));
+  // fp8 primary weights: the linear weights are fp8 themselves, plus one column-wise copy.
+  s.training.fp8_params = true;
+  const StageEstimate native = run(s).stages[0];
+  EXPECT_EQ(row(native, "weights"), 2 * other + linear);
+  EXPECT_EQ(row(native, "fp8 weight copies"), linear);
+  EXPECT_EQ(row(native, "master weights"), row(cached, "master weights"));
+  // bf16 training has no such row.
+  s.training.fp8 = Fp8Recipe::kNone;
+  s.training.fp8_params = false;
+  EXPECT_EQ(row(run(s).stages[0], "fp8 weight copies"), 0);
+}
+
+TEST(Estimate, PerLayerCudaGraphsReserveAFifthOfTheActivations) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.parallel.tp = 2;
+  s.parallel.dp = 4;
+  const StageEstimate eager = run(s).stages[0];
+  s.overheads.per_layer_cuda_graphs = true;
+  const StageEstimate graphs = run(s).stages[0];
+  const int64_t pools = row(graphs, "CUDA-graph pools");
+  EXPECT_EQ(pools, static_cast<int64_t>(row(eager, "activations") * 0.20));
+  // Reserved: allocated (what torch.cuda.max_memory_allocated() sees) does not move.
+  EXPECT_EQ(graphs.allocated_bytes, eager.allocated_bytes);
+  EXPECT_EQ(graphs.reserved_bytes, eager.reserved_bytes + pools);
+  // The figure is one published measurement, and the estimate says so.
+  const std::vector<std::string> warnings = run(s).warnings;
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("CUDA-graph pools") != std::string::npos;
+  }));
+}
+
+TEST(Estimate, GroupedGemmAddsFourWorkspacesOnRanksWithExperts) {
+  Scenario s = preset_scenario("Qwen3-30B-A3B");
+  s.parallel.ep = 8;
+  s.parallel.dp = 8;
+  const Estimate plain = run(s);
+  s.training.moe_grouped_gemm = true;
+  const Estimate grouped = run(s);
+  const int64_t extra = 4 * (int64_t{32} << 20);  // TE: one 32 MiB workspace per stream
+  EXPECT_EQ(row(grouped.stages[0], "GEMM workspaces"),
+            row(plain.stages[0], "GEMM workspaces") + extra);
+  EXPECT_EQ(grouped.peak.allocated_bytes, plain.peak.allocated_bytes + extra);
+  // The row says where the bytes come from.
+  for (const Row& r : grouped.stages[0].rows) {
+    if (r.component == "GEMM workspaces") {
+      EXPECT_NE(r.formula.find("4 streams × 32 MiB"), std::string::npos) << r.formula;
+    }
+  }
+
+  // A dense model has no grouped GEMM: nothing changes, and the estimate says the flag is unused.
+  Scenario dense = preset_scenario("Llama-3.1-8B");
+  const int64_t before = run(dense).peak.allocated_bytes;
+  dense.training.moe_grouped_gemm = true;
+  const Estimate flagged = run(dense);
+  EXPECT_EQ(flagged.peak.allocated_bytes, before);
+  EXPECT_TRUE(std::any_of(flagged.warnings.begin(), flagged.warnings.end(), [](const auto& w) {
+    return w.find("moe_grouped_gemm has no effect") != std::string::npos;
+  }));
+}
+
+TEST(Estimate, GroupedGemmWorkspacesSkipStagesOfDenseLayers) {
+  // DeepSeek-V3's first three layers are dense; a first stage of just those runs no grouped GEMM.
+  Scenario s = preset_scenario("DeepSeek-V3");
+  s.training.moe_grouped_gemm = true;
+  s.parallel.pp = 2;
+  s.parallel.first_stage_layers = 3;
+  s.parallel.ep = 64;
+  s.parallel.dp = 64;
+  const Estimate e = run(s);
+  ASSERT_EQ(e.stages.size(), 2u);
+  EXPECT_EQ(row(e.stages[0], "GEMM workspaces"), s.overheads.gemm_workspace_bytes);
+  EXPECT_EQ(row(e.stages[1], "GEMM workspaces"),
+            s.overheads.gemm_workspace_bytes + 4 * (int64_t{32} << 20));
+}
+
+TEST(Estimate, MemoryGrowsWithSequenceAndMicroBatch) {
+  Scenario s = preset_scenario("Qwen3-8B");
+  int64_t previous = 0;
+  for (int64_t seq : {1024, 2048, 4096, 8192}) {
+    s.training.seq_len = seq;
+    const int64_t peak = run(s).peak.allocated_bytes;
+    EXPECT_GT(peak, previous) << seq;
+    previous = peak;
+  }
+  previous = 0;
+  for (int64_t mb : {1, 2, 4}) {
+    s.training.micro_batch = mb;
+    const int64_t peak = run(s).peak.allocated_bytes;
+    EXPECT_GT(peak, previous) << mb;
+    previous = peak;
+  }
+}
+
+TEST(Estimate, MoreTensorParallelismNeverAddsWeights) {
+  Scenario s = preset_scenario("Llama-3.1-70B");
+  int64_t previous = INT64_MAX;
+  for (int64_t tp : {1, 2, 4, 8}) {
+    s.parallel.tp = tp;
+    const int64_t weights = row(run(s).stages[0], "weights");
+    EXPECT_LE(weights, previous) << tp;
+    previous = weights;
+  }
+}
+
+TEST(Estimate, QuantitiesNest) {
+  for (const char* name : {"Llama-3.1-8B", "Mixtral-8x7B-v0.1", "DeepSeek-V2-Lite", "gpt2"}) {
+    const Estimate e = run(preset_scenario(name));
+    for (const StageEstimate& st : e.stages) {
+      EXPECT_GT(st.allocated_bytes, 0) << name;
+      EXPECT_LE(st.allocated_bytes, st.reserved_bytes) << name;
+      EXPECT_LE(st.reserved_bytes, st.device_bytes) << name;
+      for (const Row& r : st.rows) {
+        EXPECT_GT(r.bytes, 0) << name << " " << r.component;
+        EXPECT_FALSE(r.formula.empty()) << name << " " << r.component;
+        EXPECT_FALSE(r.source.empty()) << name << " " << r.component;
+      }
+    }
+  }
+}
+
+TEST(Estimate, PipelineStagesDifferAndThePeakIsNamed) {
+  // 1F1B over 4 stages: the first keeps 4 microbatches, the last 1 plus the logits.
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.parallel.pp = 4;
+  s.training.global_batch = 16;
+  const Estimate e = run(s);
+  ASSERT_EQ(e.stages.size(), 4u);
+  EXPECT_EQ(e.stages[0].name, "stage 1 of 4 (first)");
+  EXPECT_EQ(e.stages[3].name, "stage 4 of 4 (last)");
+  EXPECT_EQ(e.stages[0].in_flight_microbatches, 4);
+  EXPECT_GT(row(e.stages[3], "logits + loss"), 0);
+  EXPECT_EQ(row(e.stages[0], "logits + loss"), 0);
+  EXPECT_LT(e.peak.stage, e.stages.size());
+  EXPECT_EQ(e.peak.device_bytes, e.stages[e.peak.stage].device_bytes);
+}
+
+TEST(Estimate, IdenticalMiddleStagesAreMerged) {
+  // GPipe keeps every microbatch on every stage, so the middle stages are identical.
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.parallel.pp = 8;
+  s.parallel.schedule = Schedule::kGPipe;
+  s.training.global_batch = 8;
+  const Estimate e = run(s);
+  ASSERT_EQ(e.stages.size(), 3u);
+  EXPECT_EQ(e.stages[1].name, "stages 2-7 of 8");
+  EXPECT_EQ(e.stages[1].ranks.size(), 6u);
+}
+
+TEST(Estimate, FullRecomputeKeepsOnlyLayerInputs) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  const int64_t stored = row(run(s).stages[0], "activations");
+  s.training.recompute = Recompute::kFull;
+  const Estimate e = run(s);
+  // 32 layer inputs of n·h·2 = 32 · 4096·4096·2 = 1,073,741,824.
+  EXPECT_EQ(row(e.stages[0], "activations"), 32LL * 4096 * 4096 * 2);
+  EXPECT_LT(row(e.stages[0], "activations"), stored);
+  EXPECT_GT(row(e.stages[0], "recompute working set"), 0);
+}
+
+TEST(Estimate, ExpertParallelismShardsExperts) {
+  Scenario s = preset_scenario("Qwen3-30B-A3B");
+  s.parallel.dp = 8;
+  const int64_t replicated = row(run(s).stages[0], "weights");
+  s.parallel.ep = 8;
+  const int64_t sharded = row(run(s).stages[0], "weights");
+  EXPECT_LT(sharded, replicated / 4);
+}
+
+TEST(Estimate, ExplainOffSkipsFormulasButNotBytes) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  Result<Estimate> quiet = estimate(s, {.explain = false});
+  ASSERT_TRUE(quiet.ok());
+  const Estimate loud = run(s);
+  EXPECT_EQ(quiet->peak.device_bytes, loud.peak.device_bytes);
+  for (const Row& r : quiet->stages[0].rows) EXPECT_TRUE(r.formula.empty());
+}
+
+TEST(Estimate, AbsurdSizesAreErrorsNotOverflow) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.training.seq_len = int64_t{1} << 26;
+  s.training.micro_batch = int64_t{1} << 20;
+  Result<Estimate> e = estimate(s);
+  ASSERT_FALSE(e.ok());
+  EXPECT_FALSE(e.error().field.empty());
+}
+
+TEST(Estimate, EveryPresetEstimates) {
+  for (const Preset& p : presets()) {
+    Result<ParsedModel> parsed = parse_hf_config(p.config, p.name);
+    ASSERT_TRUE(parsed.ok()) << p.name;
+    Scenario s;
+    s.model = parsed->model;
+    Result<Estimate> e = estimate(s);
+    ASSERT_TRUE(e.ok()) << p.name << ": " << e.error().message();
+    EXPECT_GT(e->peak.allocated_bytes, 0) << p.name;
+  }
+}
+
+}  // namespace
+}  // namespace vramplan

@@ -1,0 +1,537 @@
+#include "training/fast_memory.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "training/activations.h"
+#include "training/model_states.h"
+#include "training/pipeline.h"
+#include "training/scenario_checks.h"
+#include "vramplan/model/hf_config.h"
+#include "vramplan/model/precision.h"
+#include "vramplan/training/estimate.h"
+#include "vramplan/training/finetune.h"
+
+namespace vramplan {
+namespace {
+
+bool same_params(const LayerParams& a, const LayerParams& b) {
+  return a.attention == b.attention && a.attention_replicated == b.attention_replicated &&
+         a.norms == b.norms && a.mlp == b.mlp && a.router == b.router &&
+         a.routed_experts == b.routed_experts && a.active_routed_experts == b.active_routed_experts;
+}
+
+bool same_content(const RankGroup& a, const RankGroup& b) {
+  return a.class_layers == b.class_layers &&
+         a.last_chunk_class_layers == b.last_chunk_class_layers &&
+         a.has_embedding == b.has_embedding && a.has_head == b.has_head &&
+         a.stored_dense == b.stored_dense && a.stored_moe == b.stored_moe &&
+         a.full_dense == b.full_dense && a.full_moe == b.full_moe &&
+         a.full_recomputed == b.full_recomputed;
+}
+
+// Decoder layers of pipeline chunk `i` and the first layer it holds, as pipeline.cc's
+// chunk_sizes and layout_pipeline lay them out (a negative size holds no layers).
+struct ChunkSpan {
+  int64_t start = 0;
+  int64_t size = 0;
+};
+
+ChunkSpan chunk_span(int64_t num_layers, const Parallelism& par, int64_t i) {
+  const int64_t chunks = par.pp * par.vpp;
+  if (par.first_stage_layers > 0 || par.last_stage_layers > 0) {
+    // vpp == 1: one chunk per rank; the first and/or last explicit, the rest split evenly.
+    const int64_t rest = num_layers - par.first_stage_layers - par.last_stage_layers;
+    const int64_t middle = par.pp - (par.first_stage_layers > 0) - (par.last_stage_layers > 0);
+    const int64_t mid = middle > 0 ? rest / middle : 0;
+    auto size_of = [&](int64_t c) {
+      if (c == 0 && par.first_stage_layers > 0) return par.first_stage_layers;
+      if (c == par.pp - 1 && par.last_stage_layers > 0) return par.last_stage_layers;
+      return mid;
+    };
+    return {i == 0 ? 0 : size_of(0) + (i - 1) * mid, size_of(i)};
+  }
+  const int64_t units = num_layers + par.embedding_as_stage + par.loss_as_stage;
+  const int64_t base = units / chunks;
+  const int64_t extra = par.balanced_split ? units % chunks : 0;
+  int64_t size = base + (i < extra ? 1 : 0);
+  if (par.embedding_as_stage && i == 0) size -= 1;
+  if (par.loss_as_stage && i == chunks - 1) size -= 1;
+  const int64_t start = i * base + std::min(i, extra) - (par.embedding_as_stage && i > 0 ? 1 : 0);
+  return {start, size};
+}
+
+int64_t nccl_group_count(const Parallelism& p) {
+  return (p.tp > 1) + (p.pp > 1) + (p.dp > 1) + (p.cp > 1) + (p.ep > 1) + (p.etp > 1);
+}
+
+}  // namespace
+
+int64_t chunk_layers(int64_t num_layers, const Parallelism& parallel, int64_t chunk) {
+  return chunk_span(num_layers, parallel, chunk).size;
+}
+
+Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
+  if (auto error = validate_model(base.model)) return *error;
+  FastMemoryModel m;
+  m.base_ = base;
+  m.counts_ = count_parameters(base.model);
+  // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
+  // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries, Megatron's fp32
+  // gradient copy and attention-scores buffer), nanotron's all-gather buffer and compute-cost
+  // split, CUDA-graph pools and fine-tuning go through estimate() itself.
+  const Conventions& conv = base.conventions;
+  m.conventions_modelled_ = !conv.ddp_bucket_copy && !conv.autocast_weight_cache &&
+                            conv.comm_bucket_elements == 0 && !conv.optimizer_foreach_temporaries &&
+                            !conv.tp_allgather_buffer && !base.parallel.compute_balanced_split &&
+                            !has_attention_scores_buffer(base) && !has_fp32_grad_copy(base) &&
+                            !finetune_active(base.finetune) &&
+                            !base.overheads.per_layer_cuda_graphs;
+  const ModelConfig& model = base.model;
+  const size_t layers = static_cast<size_t>(model.num_layers);
+  m.prefix_.assign(layers + 1, {});
+  m.moe_prefix_.assign(layers + 1, 0);
+  for (size_t i = 0; i < layers; ++i) {
+    const bool moe = model.is_moe() && model.moe_layers[i];
+    const LayerParams& p = m.counts_.layers[i];
+    int c = 0;
+    while (c < m.classes_ && c < kMaxLayerClasses &&
+           !(m.class_[c].moe == moe && same_params(m.class_[c].params, p)))
+      ++c;
+    if (c == m.classes_) {
+      if (m.classes_ == kMaxLayerClasses) {
+        m.classes_ = kMaxLayerClasses + 1;  // too varied for the fast path
+        break;
+      }
+      m.class_[c] = {p, moe};
+      ++m.classes_;
+    }
+    m.prefix_[i + 1] = m.prefix_[i];
+    ++m.prefix_[i + 1][c];
+    m.moe_prefix_[i + 1] = m.moe_prefix_[i] + (moe ? 1 : 0);
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pipeline shape (pipeline.cc layout_pipeline + estimate.cc layer_mix).
+
+void FastMemoryModel::add_rank(const Parallelism& par, int64_t rank, PipelineShape& out) const {
+  RankGroup g;
+  g.first_rank = rank;
+  g.has_embedding = rank == 0;
+  g.has_head = rank == par.pp - 1;
+  const int64_t recompute_layers = base_.training.recompute_layers;
+  const int64_t recomputed_limit =
+      recompute_layers == 0 ? std::numeric_limits<int64_t>::max() : recompute_layers * par.vpp;
+  int64_t seen = 0;  // layers of this rank in earlier chunks
+  for (int64_t k = 0; k < par.vpp; ++k) {
+    const ChunkSpan span = chunk_span(base_.model.num_layers, par, rank + k * par.pp);
+    const int64_t size = std::max<int64_t>(span.size, 0);
+    const size_t begin = static_cast<size_t>(span.start);
+    const size_t end = static_cast<size_t>(span.start + size);
+    for (int c = 0; c < classes_; ++c) {
+      const int64_t count = prefix_[end][c] - prefix_[begin][c];
+      g.class_layers[c] += count;
+      if (k == par.vpp - 1) g.last_chunk_class_layers[c] = count;
+    }
+    const int64_t moe = moe_prefix_[end] - moe_prefix_[begin];
+    g.stored_moe += moe;
+    g.stored_dense += size - moe;
+    // Megatron's block method recomputes the first layers of the rank's list.
+    const int64_t take = std::clamp<int64_t>(recomputed_limit - seen, 0, size);
+    const int64_t moe_kept = moe_prefix_[end] - moe_prefix_[begin + static_cast<size_t>(take)];
+    g.full_recomputed += take;
+    g.full_moe += moe_kept;
+    g.full_dense += size - take - moe_kept;
+    seen += size;
+  }
+  for (int i = 0; i < out.groups; ++i)
+    if (same_content(out.group[i], g)) return;  // an earlier rank holds the same: it peaks higher
+  if (out.groups == kMaxRankGroups) {
+    out.fast = false;
+    return;
+  }
+  out.group[out.groups++] = g;
+}
+
+PipelineShape FastMemoryModel::shape(const Parallelism& par) const {
+  PipelineShape out;
+  out.pp = par.pp;
+  out.vpp = par.vpp;
+  // A split whose first or last chunk would hold fewer than zero layers is laid out by
+  // estimate() past the model's last layer; leave such layouts to it.
+  const int64_t chunks = par.pp * par.vpp;
+  if (par.compute_balanced_split ||  // nanotron's split: estimate() lays it out by compute cost
+      chunk_span(base_.model.num_layers, par, 0).size < 0 ||
+      chunk_span(base_.model.num_layers, par, chunks - 1).size < 0) {
+    out.fast = false;
+    return out;
+  }
+  for (int64_t r = 0; r < par.pp && out.fast; ++r) add_rank(par, r, out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model states (model_states.cc gpu_params + estimate.cc add_model_states).
+
+FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
+                                                     const Parallelism& par) const {
+  const ModelConfig& m = base_.model;
+  auto share_of = [&](const LayerParams& p) {
+    return Share{ceil_div(Wide{p.attention} + p.mlp, par.tp) + Wide{p.attention_replicated} +
+                     p.norms + p.router,
+                 Wide{p.routed_experts} / (par.ep * par.etp), Wide{p.norms} + p.router};
+  };
+  Params g;
+  for (int c = 0; c < classes_; ++c) {
+    const int64_t count = group.class_layers[c];
+    if (count == 0) continue;
+    const Share share = share_of(class_[c].params);
+    g.dense += count * share.dense;
+    g.expert += count * share.expert;
+    g.non_matrix += count * share.non_matrix;
+    g.largest_unit = std::max(g.largest_unit, share.dense + share.expert);
+    g.last_chunk += group.last_chunk_class_layers[c] * (share.dense + share.expert);
+  }
+  const Wide vocab_shard = ceil_div(padded_vocab_of(par.tp), par.tp) * m.hidden;
+  if (group.has_embedding) {
+    const Wide embedding = vocab_shard + counts_.position_embedding;
+    g.dense += embedding;
+    g.non_matrix += embedding;
+    g.largest_unit = std::max(g.largest_unit, embedding);
+  }
+  const Wide before_head = g.dense + g.expert;
+  if (group.has_head) {
+    const Wide head =
+        head_vocab_matrices(m, group.has_embedding) * vocab_shard + counts_.final_norm;
+    g.dense += head;
+    g.non_matrix += head;
+    g.largest_unit = std::max(g.largest_unit, head);
+    if (m.mtp_layers > 0) {
+      const Share share = share_of(counts_.mtp_layer);
+      const Wide extra = ceil_div(counts_.mtp_extra, par.tp);
+      g.dense += m.mtp_layers * (share.dense + extra);
+      g.expert += m.mtp_layers * share.expert;
+      g.non_matrix += m.mtp_layers * share.non_matrix;
+    }
+  }
+  // model_states.cc gpu_params: the embedding is on the first chunk, the head on the last.
+  g.last_chunk =
+      par.vpp == 1 ? g.dense + g.expert : g.last_chunk + g.dense + g.expert - before_head;
+  return g;
+}
+
+// model_states.cc optimizer_state_bytes without its formula text.
+Wide FastMemoryModel::optimizer_bytes(Wide params, Wide non_matrix) const {
+  const Training& tr = base_.training;
+  const Wide sb = bytes_of(1, tr.optimizer_state_dtype);
+  switch (tr.optimizer) {
+    case Optimizer::kAdamW:
+      return 2 * params * sb;
+    case Optimizer::kAdam8bit:
+      return 2 * params + 2 * ceil_div(params, 2048) * 4;
+    case Optimizer::kSgd:
+      return 0;
+    case Optimizer::kSgdMomentum:
+    case Optimizer::kLion:
+      return params * sb;
+    case Optimizer::kAdafactor:
+      return (ceil_div(2 * (params - non_matrix), base_.model.hidden) + non_matrix) * sb;
+    case Optimizer::kMuon:
+      return (params - non_matrix) * sb + 2 * non_matrix * sb;
+  }
+  return 0;
+}
+
+Wide FastMemoryModel::shard_of(const Params& g, const Sharding& sh, bool sharded) const {
+  const Wide dense_group = sharded ? sh.dense_group : 1;
+  const Wide expert_group = sharded ? sh.expert_group : 1;
+  return ceil_div(g.dense, dense_group) + ceil_div(g.expert, expert_group);
+}
+
+Wide FastMemoryModel::gradients_of(const Params& g, const Sharding& sh) const {
+  const Training& tr = base_.training;
+  const DType grad_type = tr.fp32_grad_accumulation ? DType::kFp32 : tr.grad_dtype;
+  return ceil_div(shard_of(g, sh, sh.grads) * bits_of(grad_type), 8);
+}
+
+RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
+                                      const Parallelism& par) const {
+  const Training& tr = base_.training;
+  const Wide param_bits = bits_of(tr.param_dtype);
+  // estimate.cc add_weights: fp8 casts of the linear weights (parameters are never sharded then).
+  const Wide linear = g.dense + g.expert - g.non_matrix;
+  Wide total = tr.fp8_params
+                   ? ceil_div(g.non_matrix * param_bits, 8) + fp8_weight_bytes(linear, tr.fp8)
+                   : ceil_div(shard_of(g, sh, sh.params) * param_bits, 8);
+  if (tr.fp8 != Fp8Recipe::kNone)
+    total += (tr.fp8_params ? 1 : 2) * fp8_weight_bytes(linear, tr.fp8);
+  RankStates out;
+  out.gradients = gradients_of(g, sh);
+  total += out.gradients;
+  const Wide optimizer_params = shard_of(g, sh, sh.optimizer);
+  if (tr.master_weights && tr.param_dtype != DType::kFp32)
+    total += ceil_div(optimizer_params * 32, 8);
+  const Wide non_matrix = ceil_div(g.non_matrix, sh.optimizer ? sh.dense_group : 1);
+  total += optimizer_bytes(optimizer_params, non_matrix);
+  const bool mixed = base_.conventions.fsdp_mixed_precision;
+  // estimate.cc add_unsharded_stage, or the unit-by-unit gather below.
+  if (keeps_stage_unsharded(base_.conventions, par, sh.params)) {
+    const Wide params = g.dense + g.expert;
+    const Wide accumulate_bits = bits_of(mixed ? tr.reduce_dtype : tr.grad_dtype);
+    const Wide all_grads = ceil_div(params * accumulate_bits, 8);
+    out.unsharded_stage = true;
+    out.unsharded = ceil_div(params * bits_of(mixed ? tr.activation_dtype : tr.param_dtype), 8) +
+                    all_grads +
+                    bytes_of(1, mixed ? tr.activation_dtype : tr.grad_dtype) * g.largest_unit;
+    out.chunk_by_chunk_saving = all_grads - ceil_div(g.last_chunk * accumulate_bits, 8);
+    total += out.unsharded;
+  } else if (sh.params) {
+    const Wide units = 1 + par.fsdp_prefetch;
+    const Wide gathered = gathered_params(units * g.largest_unit,
+                                          base_.conventions.zero3_live_params, g.dense + g.expert);
+    const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : param_bits;
+    const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
+                                  : bytes_of(1, tr.grad_dtype);
+    total += ceil_div(gathered * gather_bits, 8) + grad_bytes * g.largest_unit;
+  }
+  out.states = total;
+  return out;
+}
+
+void FastMemoryModel::states_bytes(const PipelineShape& shape, const Parallelism& par,
+                                   RankStates* out) const {
+  const Sharding sh = sharding_of(par);
+  for (int i = 0; i < shape.groups; ++i) {
+    out[i] = states_of(rank_params(shape.group[i], par), sh, par);
+    out[i].workspaces =
+        base_.overheads.gemm_workspace_bytes +
+        grouped_gemm_workspace_bytes(base_.training, holds_moe_layer(shape.group[i]));
+  }
+}
+
+bool FastMemoryModel::holds_moe_layer(const RankGroup& group) const {
+  for (int c = 0; c < std::min(classes_, kMaxLayerClasses); ++c)
+    if (class_[c].moe && group.class_layers[c] > 0) return true;
+  return false;
+}
+
+Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,
+                                const Parallelism& par) const {
+  const bool chunk_by_chunk = backward_chunk_by_chunk(par, microbatches);
+  const Wide unsharded = r.unsharded - (chunk_by_chunk ? r.chunk_by_chunk_saving : 0);
+  const Wide states = r.states - r.unsharded + unsharded;
+  const bool grads_absent =
+      base_.conventions.lazy_gradients && (microbatches == 1 || r.unsharded_stage);
+  const Wide forward_backward = states + other + r.workspaces - (grads_absent ? r.gradients : 0);
+  const Wide optimizer_step = states - unsharded + r.workspaces;
+  return std::max(forward_backward, optimizer_step);
+}
+
+Wide FastMemoryModel::states_floor(const RankStates& r) const {
+  const Wide droppable = base_.conventions.lazy_gradients ? r.gradients : 0;
+  return std::max(r.states - r.chunk_by_chunk_saving - droppable, r.states - r.unsharded) +
+         r.workspaces;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Activations (activations.cc).
+
+int64_t FastMemoryModel::padded_vocab_of(int64_t tp) const {
+  const int64_t multiple = base_.conventions.vocab_pad_multiple * tp;
+  return (base_.model.vocab + multiple - 1) / multiple * multiple;
+}
+
+Wide FastMemoryModel::layer_activations(const Parallelism& par, int64_t micro_batch,
+                                        Recompute recompute, bool moe_layer) const {
+  const ModelConfig& m = base_.model;
+  const Training& tr = base_.training;
+  const Wide n = Wide{tr.seq_len} * micro_batch / par.cp;
+  const Wide h = m.hidden, t = par.tp;
+  const Wide t_sp = (par.sequence_parallel && par.tp > 1) ? t : Wide{1};
+  const Wide b = bytes_of(1, tr.activation_dtype);
+  const Wide a = m.num_heads;
+  const Wide mlp_factor = m.mlp == MlpKind::kGated ? base_.conventions.gated_mlp_tensors : 2;
+  const Wide hidden_input = n * h * b / t_sp;
+  const Wide t_in = column_input_divisor(par, base_.conventions);
+  if (recompute == Recompute::kSelectiveOp) {  // activations.cc op_level_checkpointed_layer
+    const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
+    Wide kept =
+        hidden_input + n * (a + g) * hd * b / t + n * a * (hd * b + 4) / t + n * m.ffn * b / t;
+    if (m.mlp == MlpKind::kGated) kept += n * h * b;
+    return kept;
+  }
+
+  // activations.cc add_linear_input, add_attention_output, add_mlp_intermediates.
+  const Fp8Recipe recipe = tr.fp8;
+  const bool fp8 = recipe != Fp8Recipe::kNone;
+  const Wide linear_input = fp8 ? fp8_activation_bytes(n * h / t_in, recipe) : n * h * b / t_in;
+  auto attention_output = [&](Wide width) {
+    const Wide kept = n * width * b / t;
+    return fp8 ? kept + fp8_activation_bytes(n * width / t, recipe) : kept;
+  };
+  auto intermediates = [&](Wide values, Wide divisor) {
+    if (!fp8) return mlp_factor * values * b / divisor;
+    return (mlp_factor - 1) * values * b / divisor + fp8_activation_bytes(values / divisor, recipe);
+  };
+
+  Wide sum = Wide{m.norms_per_layer} * n * h * b / t_sp;
+  if (m.attention == AttentionKind::kMla) {
+    const MlaConfig& mla = m.mla;
+    const Wide qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    sum += linear_input;
+    if (mla.q_lora_rank > 0) sum += 2 * n * mla.q_lora_rank * b;
+    sum += n * (2 * mla.kv_lora_rank + mla.qk_rope_head_dim) * b;
+    sum += 2 * n * a * qk * b / t;
+    sum += n * a * mla.v_head_dim * b / t;
+    sum += attention_output(a * mla.v_head_dim);
+  } else {
+    const Wide g = m.num_kv_heads, hd = m.head_dim;
+    sum += linear_input;
+    sum += n * (a + 2 * g) * hd * b / t;
+    if (holds_kv_twice(base_)) sum += n * 2 * g * hd * b / t;
+    if (m.qk_norm || m.qk_norm_full_width) sum += n * (a + g) * hd * b / t;
+    sum += attention_output(a * hd);
+  }
+  const bool selective = recompute == Recompute::kSelective;
+  if (tr.flash_attention) {
+    if (!selective) sum += n * a * 4 / t;
+  } else if (!selective) {
+    const Wide s_full = tr.seq_len;
+    sum += n * s_full * a * b / t;
+    if (tr.dropout) sum += n * s_full * a / t + n * s_full * a * b / t;
+  }
+  if (tr.dropout) sum += 2 * n * h / t_sp;
+  if (moe_layer) {
+    const MoeConfig& moe = m.moe;
+    const Wide etp = par.etp;
+    sum += hidden_input;  // the router's input stays in the activation dtype
+    sum += 2 * n * moe.num_experts * 4 / t_sp;
+    const Wide routed = n * moe.top_k * etp / t_sp;
+    sum += fp8 ? fp8_activation_bytes(routed * h, recipe) + routed * h * b : 2 * routed * h * b;
+    sum += intermediates(routed * (moe.expert_ffn / etp), 1);
+    if (moe.shared_experts > 0) {
+      if (fp8) sum += fp8_activation_bytes(n * h / t_sp, recipe);
+      sum += intermediates(n * (Wide{moe.shared_experts} * moe.shared_expert_ffn), t);
+    }
+  } else {
+    sum += linear_input;
+    sum += intermediates(n * m.ffn, t);
+  }
+  return sum;
+}
+
+ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t micro_batch,
+                                             Recompute recompute) const {
+  const ModelConfig& m = base_.model;
+  const Training& tr = base_.training;
+  const Wide n = Wide{tr.seq_len} * micro_batch / par.cp;
+  const Wide h = m.hidden, t = par.tp;
+  const Wide t_sp = (par.sequence_parallel && par.tp > 1) ? t : Wide{1};
+  const Wide b = bytes_of(1, tr.activation_dtype);
+  ActivationTerms out;
+  out.dense_layer = layer_activations(par, micro_batch, recompute, false);
+  out.moe_layer = m.is_moe() ? layer_activations(par, micro_batch, recompute, true) : 0;
+  out.layer_input = n * h * b / t_sp;
+  out.embedding = tr.dropout ? n * h / t_sp : 0;
+  out.head = n * h * b / t_sp + n * h * b / column_input_divisor(par, base_.conventions);
+  const Wide vocab_shard = ceil_div(padded_vocab_of(par.tp), t);
+  const Wide loss_extra = std::max<Wide>(base_.conventions.loss_bytes_per_logit - b, 0);
+  out.logits = n * vocab_shard * b + n * vocab_shard * loss_extra;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One rank's total (estimate.cc add_activations, add_head_terms, add_beyond_tensors).
+
+Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTerms& terms,
+                                      const Parallelism& par, Recompute recompute,
+                                      int64_t microbatches) const {
+  const ModelConfig& m = base_.model;
+  const int64_t in_flight = in_flight_chunks(par, group.first_rank, microbatches);
+  const bool full = recompute == Recompute::kFull;
+  const Wide dense = full ? group.full_dense : group.stored_dense;
+  const Wide moe = full ? group.full_moe : group.stored_moe;
+  const Wide recomputed = full ? group.full_recomputed : 0;
+  const Wide per_microbatch =
+      dense * terms.dense_layer + moe * terms.moe_layer + recomputed * terms.layer_input;
+  Wide total = per_microbatch * in_flight / par.vpp;
+  if (recomputed > 0) total += std::max(terms.dense_layer, m.is_moe() ? terms.moe_layer : 0);
+  if (base_.conventions.pipeline_keeps_stage_outputs && par.pp > 1) {
+    // estimate.cc add_stage_outputs: every in-flight chunk's output except the LM head's input.
+    const Wide sent = group.has_head ? Wide{in_flight} * (par.vpp - 1) / par.vpp : Wide{in_flight};
+    total += sent * terms.layer_input;
+  }
+  if (group.has_embedding) total += terms.embedding * in_flight / par.vpp;
+  if (group.has_head) {
+    const Wide logits_alive = (par.schedule == Schedule::kGPipe && par.pp > 1) ? microbatches : 1;
+    total += terms.head * logits_alive + terms.logits * logits_alive * (1 + m.mtp_layers);
+    if (m.mtp_layers > 0)
+      total += (m.is_moe() ? terms.moe_layer : terms.dense_layer) * logits_alive * m.mtp_layers;
+  }
+  return total;
+}
+
+FastPeak FastMemoryModel::finish(Wide allocated, const Parallelism& par) const {
+  FastPeak out;
+  if (allocated > kMaxBytes) {
+    out.overflow = true;
+    return out;
+  }
+  const Overheads& o = base_.overheads;
+  const int64_t alloc = static_cast<int64_t>(allocated);
+  const Wide pool = static_cast<Wide>(static_cast<double>(alloc) * o.allocator_fraction);
+  const Wide device = allocated + pool + o.cuda_context_bytes +
+                      Wide{nccl_group_count(par)} * o.nccl_bytes_per_group;
+  if (device > kMaxBytes) {
+    out.overflow = true;
+    return out;
+  }
+  out.allocated_bytes = alloc;
+  out.reserved_bytes = static_cast<int64_t>(allocated + pool);
+  out.device_bytes = static_cast<int64_t>(device);
+  return out;
+}
+
+int64_t FastMemoryModel::microbatches(const Parallelism& par, int64_t micro_batch) const {
+  const int64_t global = base_.training.global_batch > 0 ? base_.training.global_batch
+                                                         : default_global_batch(par, micro_batch);
+  return global / (micro_batch * par.dp);
+}
+
+FastPeak FastMemoryModel::evaluate(const Scenario& s) const {
+  const Parallelism& par = s.parallel;
+  PipelineShape shape_of_layout;
+  const bool fast_layout = fast() && !par.compute_balanced_split;
+  if (fast_layout) shape_of_layout = shape(par);
+  if (!fast_layout || !shape_of_layout.fast) {
+    Result<Estimate> est = estimate(s, {.explain = false});
+    FastPeak out;
+    out.fallback = true;
+    if (!est.ok()) {
+      out.overflow = true;  // a valid layout is rejected only when its bytes overflow
+      return out;
+    }
+    out.allocated_bytes = est->peak.allocated_bytes;
+    out.reserved_bytes = est->peak.reserved_bytes;
+    out.device_bytes = est->peak.device_bytes;
+    return out;
+  }
+  const int64_t m = microbatches_of(s);
+  const ActivationTerms terms = activations(par, s.training.micro_batch, s.training.recompute);
+  std::array<RankStates, kMaxRankGroups> states;
+  states_bytes(shape_of_layout, par, states.data());
+  FastPeak peak;
+  for (int i = 0; i < shape_of_layout.groups; ++i) {
+    const Wide other =
+        other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute, m);
+    const Wide allocated = rank_peak(states[i], other, m, par);
+    const FastPeak rank = finish(allocated, par);
+    if (rank.overflow) return rank;
+    if (rank.device_bytes > peak.device_bytes) peak = rank;
+  }
+  return peak;
+}
+
+}  // namespace vramplan

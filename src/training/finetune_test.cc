@@ -1,0 +1,171 @@
+#include "vramplan/training/finetune.h"
+
+#include <gtest/gtest.h>
+
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/model/hf_config.h"
+#include "vramplan/model/presets.h"
+#include "vramplan/model/quantization.h"
+#include "vramplan/training/estimate.h"
+
+namespace vramplan {
+namespace {
+
+using nlohmann::json;
+
+ModelConfig preset_model(const char* name) {
+  const Preset* p = find_preset(name);
+  EXPECT_NE(p, nullptr);
+  Result<ParsedModel> parsed = parse_hf_config(p->config, p->name);
+  EXPECT_TRUE(parsed.ok());
+  return parsed->model;
+}
+
+Scenario resolve(json settings) {
+  Result<ResolvedScenario> r = resolve_scenario(settings, nullptr);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+  return r.ok() ? r->scenario : Scenario{};
+}
+
+Error resolve_error(json settings) {
+  Result<ResolvedScenario> r = resolve_scenario(settings, nullptr);
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? Error{} : r.error();
+}
+
+// A copy: the Result is usually a temporary.
+StageEstimate stage0(const Result<Estimate>& e) {
+  EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message());
+  return e.ok() ? e->stages.front() : StageEstimate{};
+}
+
+int64_t row(const StageEstimate& st, const std::string& component) {
+  for (const Row& r : st.rows)
+    if (r.component == component) return r.bytes;
+  return -1;  // absent
+}
+
+TEST(LoraParameters, PeftsLlama2Example) {
+  // PEFT's r = 8 on q_proj and v_proj of Llama-2-7B: 32 layers × 2 × 8·(4096 + 4096)
+  // = 4,194,304 trainable parameters. r = 16 doubles it.
+  const ModelConfig m = preset_model("Llama-2-7b");
+  Finetune f;
+  f.method = FinetuneMethod::kLora;
+  f.lora_rank = 8;
+  f.lora_targets = kLoraQ | kLoraV;
+  EXPECT_EQ(lora_parameters(m, f), 4'194'304);
+  f.lora_rank = 16;
+  EXPECT_EQ(lora_parameters(m, f), 8'388'608);
+  // QLoRA's all-linear r = 64: per layer 64·(4·(4096+4096) + 2·(4096+11008) + (11008+4096))
+  // = 4,997,120; × 32 = 159,907,840 (the QLoRA notebooks' "trainable params").
+  f.lora_rank = 64;
+  f.lora_targets = *parse_lora_targets("all-linear");
+  EXPECT_EQ(lora_parameters(m, f), 159'907'840);
+  // Frozen first layers carry no adapters.
+  f.freeze_first_layers = 8;
+  EXPECT_EQ(lora_parameters(m, f), 159'907'840 / 32 * 24);
+}
+
+TEST(LoraParameters, GqaKeyValueProjectionsAreNarrow) {
+  // Llama-3.1-8B k_proj: 4096 → 1024; r·(4096 + 1024) each for k and v.
+  const ModelConfig m = preset_model("Llama-3.1-8B");
+  Finetune f;
+  f.method = FinetuneMethod::kLora;
+  f.lora_rank = 16;
+  f.lora_targets = kLoraK | kLoraV;
+  EXPECT_EQ(lora_parameters(m, f), 32 * 2 * 16 * (4096 + 1024));
+}
+
+TEST(LoraTargets, NamesGroupsAndErrors) {
+  EXPECT_EQ(*parse_lora_targets("q_proj, v_proj"), kLoraQ | kLoraV);
+  EXPECT_EQ(*parse_lora_targets("attention"), kLoraQ | kLoraK | kLoraV | kLoraO);
+  EXPECT_EQ(*parse_lora_targets("MLP"), kLoraGate | kLoraUp | kLoraDown);
+  EXPECT_EQ(lora_targets_text(*parse_lora_targets("down,q")), "q,down");
+  Result<uint32_t> bad = parse_lora_targets("q,lm_head");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "lora_targets");
+  EXPECT_NE(bad.error().reason.find("lm_head"), std::string::npos);
+}
+
+TEST(Finetune, LoraKeepsNoStateForFrozenWeights) {
+  const Scenario s = resolve({{"model", "Llama-3.1-8B"}, {"finetune", "lora"}, {"lora_rank", 16}});
+  const Result<Estimate> e = estimate(s);
+  const StageEstimate st = stage0(e);
+  const int64_t adapters = lora_parameters(s.model, s.finetune);
+  EXPECT_EQ(row(st, "frozen base weights (bf16)"), 2 * 8'030'261'248);
+  EXPECT_EQ(row(st, "adapter weights"), 2 * adapters);
+  EXPECT_EQ(row(st, "adapter gradients"), 4 * adapters);  // fp32 accumulation buffer
+  EXPECT_EQ(row(st, "adapter optimizer states"), 8 * adapters);
+  EXPECT_EQ(row(st, "gradients"), -1);
+  EXPECT_EQ(row(st, "optimizer states"), -1);
+  // Activations for the backward through the frozen layers are all still kept.
+  const StageEstimate full = stage0(estimate(resolve({{"model", "Llama-3.1-8B"}})));
+  EXPECT_EQ(row(st, "activations"), row(full, "activations"));
+  EXPECT_GT(row(st, "adapter activations"), 0);
+}
+
+TEST(Finetune, QloraStoresTheBaseInNf4) {
+  const Scenario s = resolve({{"model", "Llama-2-7b"},
+                              {"finetune", "qlora"},
+                              {"lora_targets", "all-linear"},
+                              {"lora_rank", 64}});
+  EXPECT_EQ(s.training.optimizer, Optimizer::kAdam8bit);  // paged 8-bit AdamW by default
+  const StageEstimate st = stage0(estimate(s));
+  // Linear weights: 6,738,415,616 total − 2·32,000·4,096 embeddings − 65·4,096 norms.
+  const int64_t linears = 6'738'415'616 - 2 * 32'000 * 4096 - 65 * 4096;
+  EXPECT_EQ(row(st, "frozen base weights (nf4)"),
+            quantized_bytes({WeightFormat::kNf4}, {linears, 0, 0}, false).bytes);
+  EXPECT_EQ(row(st, "embeddings, norms (bf16)"), 2 * (2 * 32'000 * 4096 + 65 * 4096));
+  // 8-bit AdamW: 2 B per adapter parameter plus an fp32 absmax per 2,048 for m and v.
+  const int64_t p = 159'907'840;
+  EXPECT_EQ(row(st, "adapter optimizer states"), 2 * p + 2 * 4 * ((p + 2047) / 2048));
+  // An explicit optimizer wins.
+  EXPECT_EQ(resolve({{"model", "Llama-2-7b"}, {"finetune", "qlora"}, {"optimizer", "adamw"}})
+                .training.optimizer,
+            Optimizer::kAdamW);
+}
+
+TEST(Finetune, FrozenFirstLayersKeepNoActivationsWhenNothingBeforeTrains) {
+  const StageEstimate full = stage0(estimate(resolve({{"model", "Llama-3.1-8B"}})));
+  const StageEstimate frozen = stage0(estimate(resolve(
+      {{"model", "Llama-3.1-8B"}, {"freeze_embeddings", true}, {"freeze_first_layers", 8}})));
+  EXPECT_EQ(row(frozen, "activations"), row(full, "activations") / 32 * 24);
+  // Without a frozen embedding the backward reaches it through every layer: all are kept.
+  const StageEstimate embedding_trains =
+      stage0(estimate(resolve({{"model", "Llama-3.1-8B"}, {"freeze_first_layers", 8}})));
+  EXPECT_EQ(row(embedding_trains, "activations"), row(full, "activations"));
+  // Frozen weights stay as weights; states only for the trainable ones.
+  const int64_t all = 8'030'261'248;
+  EXPECT_EQ(row(frozen, "weights") + row(frozen, "frozen weights"), 2 * all);
+  const int64_t trainable = row(frozen, "weights") / 2;
+  EXPECT_EQ(row(frozen, "optimizer states"), 8 * trainable);
+  EXPECT_LT(trainable, all * 3 / 4);
+}
+
+TEST(Finetune, InactiveSettingsChangeNothing) {
+  const StageEstimate a = stage0(estimate(resolve({{"model", "Llama-3.1-8B"}})));
+  const StageEstimate b =
+      stage0(estimate(resolve({{"model", "Llama-3.1-8B"}, {"finetune", "none"}})));
+  EXPECT_EQ(a.device_bytes, b.device_bytes);
+  EXPECT_EQ(row(b, "frozen weights"), -1);
+}
+
+TEST(Finetune, BadSettingsNameTheKey) {
+  EXPECT_EQ(resolve_error({{"model", "Llama-3.1-8B"}, {"lora_rank", 8}}).field, "lora_rank");
+  EXPECT_EQ(resolve_error({{"model", "Llama-3.1-8B"}, {"finetune", "dora"}}).field, "finetune");
+  EXPECT_EQ(
+      resolve_error({{"model", "Llama-3.1-8B"}, {"finetune", "lora"}, {"lora_rank", 0}}).field,
+      "lora_rank");
+  EXPECT_EQ(resolve_error({{"model", "Llama-3.1-8B"}, {"freeze_first_layers", 33}}).field,
+            "freeze_first_layers");
+  EXPECT_EQ(
+      resolve_error({{"model", "gpt2"}, {"finetune", "lora"}, {"lora_targets", "gate"}}).field,
+      "lora_targets");
+  EXPECT_EQ(
+      resolve_error({{"model", "Llama-3.1-8B"}, {"finetune", "lora"}, {"adapter_dtype", "fp12"}})
+          .field,
+      "adapter_dtype");
+}
+
+}  // namespace
+}  // namespace vramplan

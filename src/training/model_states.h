@@ -1,0 +1,60 @@
+// Model states on one GPU: weights, gradients, fp32 master weights and optimizer states, and how
+// ZeRO, FSDP and Megatron's distributed optimizer shard them.
+#pragma once
+
+#include <algorithm>
+#include <string>
+
+#include "base/term.h"
+#include "training/pipeline.h"
+#include "vramplan/model/params.h"
+#include "vramplan/training/scenario.h"
+
+namespace vramplan {
+
+// Parameters one GPU of a pipeline rank holds before ZeRO/FSDP sharding: TP shards matrices and
+// the vocabulary, EP·expert-TP shard routed experts, norms and routers are replicated.
+struct GpuParams {
+  Wide dense = 0;         // everything but routed experts (incl. embedding/head if held)
+  Wide expert = 0;        // routed experts
+  Wide non_matrix = 0;    // embedding, LM head, norms, biases, routers (Muon runs Adam on them)
+  Wide largest_unit = 0;  // largest FSDP/ZeRO-3 gather unit: one layer, the embedding or the head
+  Wide mtp = 0;           // of dense+expert: multi-token-prediction modules (last rank)
+  Wide last_chunk = 0;    // of dense+expert: the rank's last model chunk (all of it at vpp 1)
+};
+GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLayout& rank);
+
+// Vocabulary-sized matrices (V/t·h each) the last stage holds beside the final norm: the LM head
+// unless it is tied to an embedding on this same stage (Megatron keeps a tied copy on a last
+// stage that is not also the first, in sync over the embedding group), plus, for multi-token
+// prediction in an untied model, the embedding of the shifted tokens (Megatron GPTModel builds
+// it when mtp_process).
+inline Wide head_vocab_matrices(const ModelConfig& m, bool stage_has_embedding) {
+  const bool head = !m.tied_embeddings || !stage_has_embedding;
+  const bool mtp_embedding = m.mtp_layers > 0 && !m.tied_embeddings && !stage_has_embedding;
+  return Wide{head} + Wide{mtp_embedding};
+}
+
+// Parameters a ZeRO-3/FSDP rank holds all-gathered: the unit in use and the prefetched ones,
+// or, with a live-parameter budget (Conventions::zero3_live_params, > 0), up to that budget but
+// never more than the rank's own unsharded parameters.
+inline Wide gathered_params(Wide units, Wide live, Wide rank_params) {
+  if (live <= 0) return units;
+  return std::min(rank_params, std::max(units, live));
+}
+
+// Over how many ranks each kind of state is sharded (1 = not sharded).
+struct Sharding {
+  Wide dense_group = 1;    // ranks sharing the dense parameters' states (dp·cp, or the FSDP group)
+  Wide expert_group = 1;   // expert-data-parallel ranks: tp·cp·dp / (ep·etp)
+  bool params = false;     // ZeRO-3, FSDP FULL_SHARD / HYBRID_SHARD
+  bool grads = false;      // ZeRO-2+, FSDP (except NO_SHARD)
+  bool optimizer = false;  // ZeRO-1+, FSDP (except NO_SHARD), distributed optimizer
+};
+Sharding sharding_of(const Parallelism& par);
+
+// Bytes of one optimizer's state for `params` parameters, `non_matrix` of which are not matrices.
+Term optimizer_state_bytes(const Training& tr, Wide params, Wide non_matrix, Wide hidden,
+                           bool explain);
+
+}  // namespace vramplan

@@ -1,0 +1,188 @@
+#include "training/pipeline.h"
+
+#include <algorithm>
+#include <string>
+
+#include "base/term.h"
+
+namespace vramplan {
+namespace {
+
+// Decoder layers in each of the pp·vpp chunks, in chunk order.
+std::vector<int64_t> chunk_sizes(int64_t num_layers, const Parallelism& par) {
+  const int64_t chunks = par.pp * par.vpp;
+  std::vector<int64_t> sizes(chunks, 0);
+  if (par.first_stage_layers > 0 || par.last_stage_layers > 0) {
+    // vpp == 1 here (validated): explicit first/last stage sizes, the rest split evenly.
+    int64_t middle_stages = par.pp;
+    int64_t rest = num_layers;
+    if (par.first_stage_layers > 0) {
+      sizes.front() = par.first_stage_layers;
+      --middle_stages;
+      rest -= par.first_stage_layers;
+    }
+    if (par.last_stage_layers > 0) {
+      sizes.back() = par.last_stage_layers;
+      --middle_stages;
+      rest -= par.last_stage_layers;
+    }
+    const int64_t begin = par.first_stage_layers > 0 ? 1 : 0;
+    for (int64_t i = 0; i < middle_stages; ++i) sizes[begin + i] = rest / middle_stages;
+    return sizes;
+  }
+  // The embedding and/or the loss may count as one layer each of the split.
+  const int64_t units = num_layers + (par.embedding_as_stage ? 1 : 0) + (par.loss_as_stage ? 1 : 0);
+  std::fill(sizes.begin(), sizes.end(), units / chunks);
+  if (par.balanced_split)
+    for (int64_t i = 0; i < units % chunks; ++i) sizes[i] += 1;
+  if (par.embedding_as_stage) sizes.front() -= 1;
+  if (par.loss_as_stage) sizes.back() -= 1;
+  return sizes;
+}
+
+// Relative forward cost of one decoder layer as nanotron's get_block_compute_costs counts it:
+// attention projections 4·a·d·h plus the MLP's 3·f·h (2·f·h for a plain MLP). An MoE layer
+// counts the experts a token visits.
+Wide layer_cost(const ModelConfig& m, int64_t layer) {
+  const bool moe = layer < static_cast<int64_t>(m.moe_layers.size()) && m.moe_layers[layer];
+  const Wide ffn = moe ? Wide{m.moe.top_k} * m.moe.expert_ffn +
+                             Wide{m.moe.shared_experts} * m.moe.shared_expert_ffn
+                       : Wide{m.ffn};
+  const Wide mlp_matrices = m.mlp == MlpKind::kGated ? 3 : 2;
+  return Wide{4} * m.num_heads * m.head_dim * m.hidden + mlp_matrices * ffn * m.hidden;
+}
+
+std::vector<RankLayout> layout_from_sizes(const std::vector<int64_t>& sizes, const Parallelism& par,
+                                          int64_t m) {
+  std::vector<RankLayout> ranks(par.pp);
+  int64_t next_layer = 0;
+  for (size_t chunk = 0; chunk < sizes.size(); ++chunk) {
+    RankLayout& rank = ranks[chunk % par.pp];
+    for (int64_t i = 0; i < sizes[chunk]; ++i) rank.layers.push_back(next_layer++);
+  }
+  ranks.front().has_embedding = true;
+  ranks.back().has_head = true;
+  const int64_t chunks_per_rank = static_cast<int64_t>(sizes.size()) / par.pp;
+  for (int64_t r = 0; r < par.pp; ++r) {
+    const int64_t last_chunk = sizes[static_cast<size_t>(r + (chunks_per_rank - 1) * par.pp)];
+    ranks[r].last_chunk_layers = std::max<int64_t>(last_chunk, 0);
+    ranks[r].in_flight_chunks = in_flight_chunks(par, r, m);
+    // Only the all-forward-all-backward schedule keeps more than one microbatch of logits.
+    ranks[r].in_flight_logits = (par.schedule == Schedule::kGPipe && par.pp > 1) ? m : 1;
+  }
+  return ranks;
+}
+
+}  // namespace
+
+std::vector<int64_t> compute_cost_split(const ModelConfig& model, int64_t pp) {
+  std::vector<Wide> costs;  // blocks: embedding, decoder layers, final norm, LM head, loss
+  costs.push_back(0);
+  for (int64_t l = 0; l < model.num_layers; ++l) costs.push_back(layer_cost(model, l));
+  costs.push_back(0);
+  costs.push_back(Wide{model.vocab} * model.hidden);
+  costs.push_back(0);
+  Wide total = 0;
+  for (Wide c : costs) total += c;
+  std::vector<int64_t> layers(pp, 0);
+  int64_t rank = 0;
+  Wide running = 0;
+  for (size_t block = 0; block < costs.size(); ++block) {
+    running += costs[block];
+    const bool decoder = block >= 1 && block <= static_cast<size_t>(model.num_layers);
+    if (decoder) ++layers[rank];
+    // running > total·(rank+1)/pp, in exact integers.
+    if (running * pp > total * (rank + 1) && rank + 1 < pp) ++rank;
+  }
+  return layers;
+}
+
+int64_t in_flight_chunks(const Parallelism& par, int64_t rank, int64_t m) {
+  if (par.pp == 1) return 1;  // gradient accumulation runs microbatches one after another
+  switch (par.schedule) {
+    case Schedule::kGPipe:
+      return m * par.vpp;
+    case Schedule::k1F1B:
+      return std::min(par.pp - rank, m);
+    case Schedule::kInterleaved: {
+      const int64_t warmup = 2 * (par.pp - rank - 1) + (par.vpp - 1) * par.pp;
+      return std::min(warmup + 1, m * par.vpp);
+    }
+  }
+  return 1;
+}
+
+std::vector<RankLayout> layout_pipeline(int64_t num_layers, const Parallelism& par, int64_t m) {
+  return layout_from_sizes(chunk_sizes(num_layers, par), par, m);
+}
+
+std::vector<RankLayout> layout_pipeline(const ModelConfig& model, const Parallelism& par,
+                                        int64_t m) {
+  if (par.compute_balanced_split && par.pp > 1)
+    return layout_from_sizes(compute_cost_split(model, par.pp), par, m);
+  return layout_pipeline(model.num_layers, par, m);
+}
+
+std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& par) {
+  const bool uneven = par.first_stage_layers > 0 || par.last_stage_layers > 0;
+  if (uneven) {
+    if (par.vpp > 1)
+      return Error{"vpp", std::to_string(par.vpp),
+                   "1 when first_stage_layers/last_stage_layers are set",
+                   "uneven first/last stages are supported without virtual stages"};
+    if (par.embedding_as_stage || par.loss_as_stage)
+      return Error{"first_stage_layers", std::to_string(par.first_stage_layers),
+                   "either explicit first/last stage layers or embedding/loss accounting, not both",
+                   ""};
+    int64_t rest = num_layers - par.first_stage_layers - par.last_stage_layers;
+    int64_t middle = par.pp - (par.first_stage_layers > 0) - (par.last_stage_layers > 0);
+    if (par.pp < 2)
+      return Error{"pp", std::to_string(par.pp), "pp >= 2 with first/last stage layers", ""};
+    if (rest < 0 || (middle == 0 && rest != 0) ||
+        (middle > 0 && (rest <= 0 || rest % middle != 0))) {
+      return Error{par.first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers",
+                   std::to_string(par.first_stage_layers > 0 ? par.first_stage_layers
+                                                             : par.last_stage_layers),
+                   "values leaving the remaining layers divisible by the remaining stages",
+                   std::to_string(num_layers) + " layers minus first " +
+                       std::to_string(par.first_stage_layers) + " and last " +
+                       std::to_string(par.last_stage_layers) + " leaves " + std::to_string(rest) +
+                       " for " + std::to_string(middle) + " middle stages"};
+    }
+    return std::nullopt;
+  }
+  const int64_t chunks = par.pp * par.vpp;
+  const int64_t units = num_layers + par.embedding_as_stage + par.loss_as_stage;
+  if (par.balanced_split) {
+    if ((par.embedding_as_stage || par.loss_as_stage) && units / chunks == 0)
+      return Error{"pipeline_split", "balanced", "an even split, or fewer stages than layers",
+                   "the embedding or loss cannot be a layer of an empty stage"};
+    return std::nullopt;
+  }
+  if (units % chunks != 0 || units < chunks) {
+    std::string what = std::to_string(num_layers) + " layers";
+    if (par.embedding_as_stage || par.loss_as_stage) what += " plus the embedding/loss units";
+    return Error{par.vpp > 1 ? "vpp" : "pp", std::to_string(par.vpp > 1 ? par.vpp : par.pp),
+                 "pp·vpp dividing the layer count, an uneven layout (first_stage_layers, "
+                 "last_stage_layers), or pipeline_split balanced (with embedding_stage and "
+                 "loss_stage: torchtitan's split)",
+                 what + " (" + std::to_string(units) + ") are not divisible by pp·vpp = " +
+                     std::to_string(par.pp) + "·" + std::to_string(par.vpp)};
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> validate_pipeline(const ModelConfig& model, const Parallelism& par) {
+  if (!par.compute_balanced_split) return validate_pipeline(model.num_layers, par);
+  const char* why = nullptr;
+  if (par.vpp > 1) why = "nanotron's compute-cost split has no virtual stages (vpp must be 1)";
+  if (par.first_stage_layers > 0 || par.last_stage_layers > 0 || par.embedding_as_stage ||
+      par.loss_as_stage)
+    why =
+        "the compute-cost split places every block itself; drop first/last stage layers and "
+        "embedding/loss stages";
+  if (why) return Error{"pipeline_split", "compute", "even or balanced with this layout", why};
+  return std::nullopt;
+}
+
+}  // namespace vramplan

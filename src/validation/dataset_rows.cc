@@ -1,0 +1,44 @@
+#include "validation/dataset_rows.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace vramplan::dataset_rows {
+
+int64_t integer_or(const std::string& text, int64_t fallback) {
+  if (text.empty()) return fallback;
+  int64_t value = fallback;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+double number_or(const std::string& text, double fallback) {
+  return text.empty() ? fallback : std::strtod(text.c_str(), nullptr);
+}
+
+bool is_true(const std::string& text) { return text == "True" || text == "true"; }
+
+ValidationRow skipped_row(const std::string& dataset, const std::string& id,
+                          const std::string& group, const std::string& quantity, double measured,
+                          std::string reason) {
+  ValidationRow row{dataset, id, group, quantity, measured, 0, "", true, std::move(reason)};
+  return row;
+}
+
+// torchtitan logs max_reserved as the maximum over ranks.
+double max_reserved_gib(const Estimate& est) {
+  int64_t most = 0;
+  for (const StageEstimate& st : est.stages) most = std::max(most, st.reserved_bytes);
+  return most / kGiB;
+}
+
+// Nearest-rank percentile of sorted values.
+double percentile(const std::vector<double>& sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  const size_t rank = static_cast<size_t>(std::ceil(fraction * sorted.size()));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+}  // namespace vramplan::dataset_rows

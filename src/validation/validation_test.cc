@@ -1,0 +1,190 @@
+#include "vramplan/validation/validation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace vramplan {
+namespace {
+
+const ValidationReport& report() {
+  static const ValidationReport r = [] {
+    Result<ValidationReport> result = validate_measurements();
+    EXPECT_TRUE(result.ok());
+    return result.ok() ? result.value() : ValidationReport{};
+  }();
+  return r;
+}
+
+TEST(Validation, EveryMeasuredRowIsComparedOrVisiblySkipped) {
+  // 116 Megatron rows × 2 quantities + 1,758 Ultra-Scale runs + 1,529 crashed runs.
+  // ... + 18 published torchtitan runs.
+  EXPECT_EQ(report().rows.size(), 116u * 2 + 1758 + 1529 + 18);
+  for (const ValidationRow& row : report().rows) {
+    if (row.skipped) {
+      EXPECT_FALSE(row.reason.empty()) << row.id;
+      continue;
+    }
+    EXPECT_TRUE(std::isfinite(row.predicted_gib)) << row.id;
+    EXPECT_GT(row.predicted_gib, 0) << row.id;
+  }
+}
+
+TEST(Validation, TheReliableSevenBillionRowsAreCompared) {
+  int found = 0;
+  for (const ValidationRow& row : report().rows) {
+    if (row.id.rfind("gpt3_7b_", 0) != 0) continue;
+    EXPECT_FALSE(row.skipped) << row.id << ": " << row.reason;
+    ++found;
+  }
+  EXPECT_EQ(found, 4);  // two tests × (static, peak)
+}
+
+TEST(Validation, ArgumentsTheTableLacksAreAppliedOrSkipped) {
+  // data/measurements/megatron_test_args.csv: the DeepSeek-style test's MLA ranks (q 1536,
+  // kv 512) and fused cross-entropy are applied; TP-overlap userbuffers and partial CUDA graphs
+  // are named as skip reasons.
+  int seen = 0;
+  for (const ValidationRow& row : report().rows) {
+    if (row.id == "gpt3_mcore_te_tp2_pp2_ep4_etp1_memory_speed") {
+      ASSERT_FALSE(row.skipped) << row.reason;
+      EXPECT_LT(std::abs(row.error_pct()), row.quantity == "peak allocated" ? 3 : 8)
+          << row.quantity;
+      ++seen;
+    }
+    if (row.id.find("native_fp8_tp_pp_sp_tp_overlap") != std::string::npos) {
+      EXPECT_TRUE(row.skipped);
+      EXPECT_NE(row.reason.find("--tp-comm-overlap"), std::string::npos);
+      ++seen;
+    }
+    if (row.id.find("native_fp8_tp_sp_cp") != std::string::npos) {  // fp8 weights, compared
+      ASSERT_FALSE(row.skipped) << row.reason;
+      EXPECT_LT(std::abs(row.error_pct()), 3) << row.quantity;
+      ++seen;
+    }
+    if (row.id.rfind("gpt3_", 0) == 0 && row.id.find("cudagraph") != std::string::npos) {
+      EXPECT_TRUE(row.skipped);
+      EXPECT_NE(row.reason.find("CUDA graphs of parts"), std::string::npos);
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 5 * 2);  // five tests (two with CUDA graphs), static and peak each
+}
+
+TEST(Validation, GroupedGemmTestsCountTheirWorkspaces) {
+  // The h = 512 MoE tests with --moe-grouped-gemm (megatron_test_args.csv) keep Transformer
+  // Engine's four 32 MiB grouped-GEMM workspaces; without them their static memory was 0.13 GiB
+  // or more under the measurement, with them it is within 0.07 GiB, as close as the MoE tests
+  // without grouped GEMM.
+  int seen = 0;
+  for (const ValidationRow& row : report().rows) {
+    if (row.quantity != "static allocated" || row.skipped) continue;
+    const bool grouped = row.id.find("groupedGEMM") != std::string::npos ||
+                         row.id == "gpt3_moe_mcore_te_ep8_resume_torch_dist_dist_optimizer" ||
+                         row.id == "gpt3_mcore_te_tp2_pp1_te_8experts_etp1_ep4";
+    if (!grouped) continue;
+    EXPECT_LT(std::abs(row.measured_gib - row.predicted_gib), 0.07) << row.id;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 4);
+}
+
+TEST(Validation, LocalAttentionAndFp16TestsCountMegatronsOwnBuffers) {
+  // The dense --transformer-impl local tests keep the attention scores' global buffer
+  // (64 MiB at tp 1, 16 MiB at tp 4); the --fp16 ones accumulate fp16 gradients and keep the
+  // optimizer's fp32 copy after the step. Without these they were 0.03-0.07 GiB off, with them
+  // within 0.012 GiB.
+  int seen = 0;
+  for (const ValidationRow& row : report().rows) {
+    if (row.quantity != "static allocated" || row.skipped) continue;
+    if (row.id != "gpt3_mcore_tp1_pp2" && row.id != "gpt3_mcore_tp1_pp4" &&
+        row.id.rfind("gpt3_mcore_tp4_pp1_resume_torch", 0) != 0 &&
+        row.id.rfind("gpt3_mcore_tp1_pp1_resume_torch_dist_dist_optimizer", 0) != 0)
+      continue;
+    EXPECT_LT(std::abs(row.measured_gib - row.predicted_gib), 0.012) << row.id;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 5);
+}
+
+TEST(Validation, FeaturesNamedOnlyInTheTestNameAreModelledOrSkipped) {
+  // The fused cross-entropy keeps one more fp32 logits tensor: with it the tp2/pp2 test is
+  // predicted as close as the same test without the fusion.
+  double fused_error = 100, plain_error = 100;
+  for (const ValidationRow& row : report().rows) {
+    if (row.quantity != "peak allocated") continue;
+    if (row.id == "gpt3_mcore_te_tp2_pp2_cross_entropy_loss_fusion")
+      fused_error = std::abs(row.error_pct());
+    if (row.id == "gpt3_mcore_te_tp2_pp2_resume_torch_dist")
+      plain_error = std::abs(row.error_pct());
+    if (row.id.find("muon") != std::string::npos ||
+        row.id.find("defer_embedding_wgrad") != std::string::npos ||
+        row.id.find("multi_dist_optimizer_instances") != std::string::npos) {
+      EXPECT_TRUE(row.skipped) << row.id;
+      EXPECT_NE(row.reason.find("not modelled yet"), std::string::npos) << row.id;
+    }
+  }
+  EXPECT_LT(fused_error, 3);
+  EXPECT_LT(plain_error, 3);
+}
+
+TEST(Validation, PublishedTorchtitanRunsArePredictedWithItsConventions) {
+  // torchtitan's Dec 2024 page: FSDP (8 and 128 GPUs), FSDP + CP, FSDP + TP on the 70B and the
+  // 405B's FSDP + TP + PP (+ CP) runs are predicted; torch.compile under selective
+  // checkpointing is skipped, saying why.
+  int compared = 0, compared_pipeline = 0, skipped_compile = 0;
+  for (const ValidationRow& row : report().rows) {
+    if (row.dataset != "torchtitan") continue;
+    if (row.skipped) {
+      skipped_compile += row.reason.find("torch.compile") != std::string::npos;
+      continue;
+    }
+    EXPECT_LT(std::abs(row.error_pct()), 10) << row.id;
+    ++compared;
+    compared_pipeline +=
+        row.id.find("_pp8_") != std::string::npos || row.id.find("table6_") != std::string::npos;
+  }
+  EXPECT_EQ(compared, 14);
+  EXPECT_EQ(compared_pipeline, 6);
+  EXPECT_EQ(skipped_compile, 4);
+}
+
+TEST(Validation, TheUltraScaleNoiseFloorComesFromRunsThatMustAgree) {
+  const NoiseFloor& n = report().ultrascale_noise;
+  EXPECT_EQ(n.groups, 106);
+  EXPECT_EQ(n.rows, 401);
+  EXPECT_NEAR(n.median_abs_pct, 1.1, 0.1);
+  EXPECT_NEAR(n.p90_abs_pct, 10.2, 0.1);  // the p90 target sits at the data's own floor
+}
+
+// A ratchet at or inside the targets where they are met, and at today's figure for the
+// two Ultra-Scale ones that are not: accuracy may only improve. Tighten these whenever
+// docs/accuracy.md improves; validate --check holds the targets themselves.
+TEST(Validation, AccuracyDoesNotRegress) {
+  const std::pair<const char*, double> ceilings[] = {
+      {"Megatron static memory, median |error| %", 3.0},
+      {"Megatron peak allocated, median |error| %", 3.0},
+      {"Megatron peak allocated, p90 |error| %", 10.0},
+      {"Ultra-Scale reported memory, median |error| %", 6.8},
+      {"Ultra-Scale reported memory, p90 |error| %", 26.4}};
+  for (const auto& [name, ceiling] : ceilings) {
+    bool seen = false;
+    for (const AccuracyTarget& t : report().targets) {
+      if (t.name != name) continue;
+      seen = true;
+      EXPECT_LE(t.value, ceiling) << name;
+    }
+    EXPECT_TRUE(seen) << name;
+  }
+  for (const AccuracyTarget& t : report().targets) {
+    if (t.name == "Ultra-Scale runs that ran predicted to fit, %") {
+      EXPECT_GE(t.value, 99.0);
+    }
+    if (t.name == "Ultra-Scale crashed runs flagged tight or oom, %") {
+      EXPECT_GE(t.value, 87.5);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vramplan
