@@ -4,17 +4,19 @@
 # is asserted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh test
 
 echo "== format check"
 scripts/format.sh --check
 
 echo "== build and test (RelWithDebInfo)"
-scripts/build.sh build
+# ON explicitly: scripts/run.sh configures the same build dir without tests and benchmarks.
+scripts/build.sh build -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=ON
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
-scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DVRAMPLAN_SANITIZE=ON -DVRAMPLAN_BUILD_BENCH=OFF
+scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DVRAMPLAN_SANITIZE=ON \
+  -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
 
 echo "== benchmark (numbers only)"
