@@ -1,30 +1,21 @@
 #!/usr/bin/env bash
 # Regenerates docs/accuracy.md and docs/accuracy/*.svg from `vramplan validate`.
-# Builds build/vramplan first when it is missing. Needs python3 with matplotlib.
+# Builds build/vramplan first when it is missing. Needs python3 with matplotlib
+# (scripts/setup.sh test installs it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ ! -x build/vramplan ]]; then
-  scripts/build.sh build
+  VRAMPLAN_TARGET=vramplan scripts/build.sh build
 fi
+
+python="$(scripts/find_python.sh matplotlib)" || {
+  echo "accuracy_report.sh: no python3 with matplotlib found (apt-get install python3-matplotlib)" >&2
+  exit 1
+}
 
 report="$(mktemp "${TMPDIR:-/tmp}/vramplan-validate.XXXXXX.json")"
 serving="$(mktemp "${TMPDIR:-/tmp}/vramplan-serving.XXXXXX.json")"
-
-# The first python3 that has matplotlib: $PYTHON, then the one on PATH, then Debian's
-# (a pyenv or venv python3 on PATH often lacks python3-matplotlib).
-python=""
-for candidate in ${PYTHON:+"$PYTHON"} python3 /usr/bin/python3; do
-  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import matplotlib' 2>/dev/null; then
-    python="$candidate"
-    break
-  fi
-done
-if [[ -z "$python" ]]; then
-  echo "accuracy_report.sh: no python3 with matplotlib found (apt-get install python3-matplotlib)" >&2
-  exit 1
-fi
-
 throughput="$(mktemp "${TMPDIR:-/tmp}/vramplan-throughput.XXXXXX.json")"
 trap 'rm -f "$report" "$serving" "$throughput"' EXIT
 build/vramplan validate --format json >"$report"

@@ -1,5 +1,13 @@
 #!/usr/bin/env bash
 # Configures and builds vramplan into build/ (or $1). Extra arguments go to cmake.
+#
+# usage: [VRAMPLAN_TARGET=NAME] scripts/build.sh [DIR] [CMAKE_ARGS...]
+#   VRAMPLAN_TARGET  build only that target (e.g. vramplan, the program alone); default: all
+#   VRAMPLAN_SKIP_WEB=1  build without the web UI
+# Tests and benchmarks are configured in unless CMAKE_ARGS turn them off
+# (-DBUILD_TESTING=OFF -DVRAMPLAN_BUILD_BENCH=OFF). Both are passed on every call, because CMake
+# keeps a -D value in its cache: a build dir that scripts/run.sh configured without tests gets
+# them back from a plain scripts/build.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-build}"
@@ -19,5 +27,9 @@ fi
 launcher=()
 # ccache makes rebuilds in several checkouts (build, build-asan, worktrees) cheap.
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" "$@" >/dev/null
-cmake --build "$dir" -j"$(nproc)"
+# The defaults come before "$@": of two -D for one variable, cmake keeps the later.
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
+  -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=ON "$@" >/dev/null
+target=()
+[[ -n "${VRAMPLAN_TARGET:-}" ]] && target=(--target "$VRAMPLAN_TARGET")
+cmake --build "$dir" -j"$(nproc)" "${target[@]}"

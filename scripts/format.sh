@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# clang-format over the C++ sources: rewrites them, or with --check fails on any difference.
+# The formatters: clang-format over the C++ sources, black over the Python scripts (scripts/,
+# settings in scripts/pyproject.toml). Rewrites the files, or with --check fails on any difference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=$(git ls-files '*.cc' '*.h' 2>/dev/null || find src include bench -name '*.cc' -o -name '*.h')
 if [ "${1:-}" = "--check" ]; then
   clang-format --dry-run --Werror $files
+  black --quiet --check scripts
 else
   clang-format -i $files
+  black --quiet scripts
 fi

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build everything (web UI + C++), estimate Llama-3.1-8B
+# The main job: install what is missing, build the program (web UI + C++), estimate Llama-3.1-8B
 # on 8x H100 80GB, then serve the web app and JSON API on http://127.0.0.1:8080/ with that
 # scenario loaded, in the foreground until Ctrl-C. VRAMPLAN_PORT=N picks another port (0: any
 # free one). Any arguments replace the default scenario's flags and only print the estimate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-scripts/build.sh build
+# Only what running needs: no test or benchmark tools, no test binaries (scripts/test.sh adds
+# them to the same build dir).
+scripts/setup.sh run
+VRAMPLAN_TARGET=vramplan scripts/build.sh build -DBUILD_TESTING=OFF -DVRAMPLAN_BUILD_BENCH=OFF
 if [ $# -gt 0 ]; then
   exec build/vramplan estimate "$@"
 fi

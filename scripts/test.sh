@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# Installs, builds and runs every test: unit and CLI tests, the same tests under ASan+UBSan,
-# a clang-format check, and a short run of the benchmark program (it prints numbers; no timing
-# is asserted).
+# Installs, builds and runs every test: a format check (clang-format, black), the Python scripts'
+# tests, unit and CLI tests, the same tests under ASan+UBSan, and a short run of the benchmark
+# programs and the load test (they print numbers; no timing is asserted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh test
 
 echo "== format check"
 scripts/format.sh --check
 
+echo "== Python tests of the scripts (pytest)"
+python="$(scripts/find_python.sh pytest)" || {
+  echo "test.sh: no python3 with pytest found (scripts/setup.sh test installs python3-pytest)" >&2
+  exit 1
+}
+"$python" -m pytest -q -p no:cacheprovider scripts
+
 echo "== build and test (RelWithDebInfo)"
-scripts/build.sh build
+# ON explicitly: scripts/run.sh configures the same build dir without tests and benchmarks.
+scripts/build.sh build -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=ON
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
-scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DVRAMPLAN_SANITIZE=ON -DVRAMPLAN_BUILD_BENCH=OFF
+scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DVRAMPLAN_SANITIZE=ON \
+  -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
 
 echo "== benchmark (numbers only)"
