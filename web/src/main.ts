@@ -1,7 +1,17 @@
 // Entry point: loads the catalogs the views share, draws the navigation and mounts the view the
 // URL names (?view=training&...), keeping the URL in step with the scenario being edited.
 
-import './styles.css';
+// The stylesheets, in cascade order: Vite joins them in this order, and a later file wins over an
+// earlier one at equal specificity (print.css overrides the screen rules, so it comes last).
+import './styles/base.css';
+import './styles/app_shell.css';
+import './styles/page_layout.css';
+import './styles/controls.css';
+import './styles/form.css';
+import './styles/tables.css';
+import './styles/results.css';
+import './styles/sweep.css';
+import './styles/print.css';
 import { api } from './api';
 import { el, replace } from './dom';
 import { scenarioFromQuery, scenarioToQuery } from './scenario';

@@ -6,7 +6,8 @@
 import { TransportError, api, type ApiResult } from '../api';
 import { download, el, replace } from '../dom';
 import { estimateToJson } from '../export';
-import { ScenarioForm, type FormLayout } from '../form';
+import type { FormLayout } from '../form/layout';
+import { ScenarioForm } from '../form/scenario_form';
 import { LatestOnly, debounce } from '../live';
 import { toText } from '../scenario';
 import type { ApiError, Fit, OptionSpec, Scenario } from '../types';

@@ -1,4 +1,4 @@
-// A view is one page of the app (training, inference; plan later). Each lives in its own module
+// A view is one page of the app (training, inference, plan). Each lives in its own folder
 // under views/ and gets the shared catalogs plus a way to publish its scenario to the URL.
 
 import type { Gpu, OptionSpec, Preset, Scenario } from '../types';

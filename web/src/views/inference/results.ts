@@ -6,14 +6,14 @@
 import { append, el, replace } from '../../dom';
 import { GIB, gib, groupDigits, paramCount } from '../../format';
 import type { InferenceEstimate, Row } from '../../types';
-import { bytesCell } from '../../widgets';
 import {
-  ResultsPanelBase,
   breakdownTable,
+  bytesCell,
   cardSection,
   chartSection,
   verdictCard,
-} from '../shared_results';
+} from '../result_widgets';
+import { ResultsPanelBase } from '../results_panel';
 
 /** One colour per kind of row; the weights of each module class get their own shade of blue. */
 function rowColor(component: string, index: number): string {

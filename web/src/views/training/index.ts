@@ -3,11 +3,12 @@
 
 import { api } from '../../api';
 import { estimateToCsv, exportName } from '../../export';
-import { resolvedValue, toText } from '../../scenario';
+import { toText } from '../../scenario';
 import type { Estimate, Scenario } from '../../types';
 import { ScenarioPage } from '../scenario_page';
 import type { View } from '../view';
 import { TRAINING_LAYOUT } from './labels';
+import { resolvedValue } from './resolved';
 import { ResultsPanel } from './results';
 import { SweepPanel } from './sweep';
 

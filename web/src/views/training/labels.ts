@@ -1,8 +1,8 @@
 // How the training inputs are named and grouped on screen. Keys come from GET /api/options; an
 // option missing here still appears, under its own group, labelled from its key.
 
-import type { FormLayout } from '../../form';
-import { resolvedValue } from '../../scenario';
+import type { FormLayout } from '../../form/layout';
+import { resolvedValue } from './resolved';
 
 export const GROUP_TITLES: Record<string, string> = {
   model: 'Model',

@@ -5,8 +5,8 @@ import { componentColor } from '../../charts';
 import { append, el, replace } from '../../dom';
 import { GIB, gib, gibFixed, groupDigits, paramCount } from '../../format';
 import type { Estimate, Peak, Stage } from '../../types';
-import { bytesCell } from '../../widgets';
-import { ResultsPanelBase, breakdownTable, chartSection, verdictCard } from '../shared_results';
+import { breakdownTable, bytesCell, chartSection, verdictCard } from '../result_widgets';
+import { ResultsPanelBase } from '../results_panel';
 
 const QUANTITIES = [
   ['allocated_bytes', 'Peak allocated', 'torch.cuda.max_memory_allocated'],

@@ -1,9 +1,9 @@
 // The plan view's pure parts: which inputs it has, turning them into /api/plan settings, and
 // how a candidate's numbers are written. Kept apart from the DOM so Vitest can check them.
 
-import { coerce } from '../scenario';
-import { gibFixed, groupDigits, percent } from '../format';
-import type { OptionKind, Scenario } from '../types';
+import { coerce } from '../../scenario';
+import { gibFixed, groupDigits, percent } from '../../format';
+import type { OptionKind, Scenario } from '../../types';
 
 /** One input of the plan form; `key` is the /api/plan setting (CLI flag with underscores). */
 export interface PlanField {
@@ -162,4 +162,13 @@ export function stepText(seconds: number): string {
 
 export function mfuText(mfu: number): string {
   return percent(mfu);
+}
+
+/** The status line after a search: how many layouts, how fast, how many fit. */
+export function searchStatsText(answer: PlanAnswer): string {
+  const s = answer.stats;
+  return (
+    `${answer.evaluated.toLocaleString('en-US')} layouts evaluated in ${s.seconds.toFixed(3)} s ` +
+    `on ${s.threads} thread(s); ${s.fitting.toLocaleString('en-US')} fit.`
+  );
 }

@@ -1,25 +1,18 @@
-// What the training and inference results panels share: the frame (status line, headline cards,
-// body, the one-line summary on phones) and its pending / invalid / shown states, the card
-// sections, the breakdown table with its totals, the stacked bar chart against the chosen GPU,
-// the verdict card, the parameters, warnings and fit cards. Each panel adds what only it shows.
+// The frame of the training and inference results panels: the status line, headline cards,
+// body and one-line summary on phones, their pending / invalid / shown states, the standard card
+// sections (breakdown, parameters and warnings, fit) and the stacked bar chart against the chosen
+// GPU. Each panel adds what only it shows.
 
 import { Chart, capacityLine } from '../charts';
 import { el, replace, type Child } from '../dom';
-import { GIB, gib, percent } from '../format';
-import type { ApiError, Fit, Row } from '../types';
-import { bytesCell, fitCard, verdictText, warningList } from '../widgets';
+import { GIB } from '../format';
+import type { ApiError } from '../types';
+import { cardSection, fitCard, verdictText, warningList } from './result_widgets';
 import type { Answer, AnswerPanel } from './scenario_page';
 
 /** What a results panel reads of every answer, besides what only it shows. */
 export interface PanelAnswer extends Answer {
   warnings: string[];
-}
-
-/** The three quantities a breakdown table totals. */
-export interface Totals {
-  allocated_bytes: number;
-  reserved_bytes: number;
-  device_bytes: number;
 }
 
 /** One component's bar segments (GiB per bar) in a stacked bar chart. */
@@ -198,91 +191,4 @@ export abstract class ResultsPanelBase<A extends PanelAnswer> implements AnswerP
       },
     });
   }
-}
-
-/** A card with a heading that names it (aria-labelledby `titleId`). */
-export function cardSection(titleId: string, title: string, ...children: Child[]): HTMLElement {
-  return el(
-    'section',
-    { class: 'card', 'aria-labelledby': titleId },
-    el('h3', { id: titleId }, title),
-    ...children,
-  );
-}
-
-/** A card holding a chart's canvas. */
-export function chartSection(titleId: string, title: string, canvas: HTMLCanvasElement) {
-  return el(
-    'section',
-    { class: 'card chart-card', 'aria-labelledby': titleId },
-    el('h3', { id: titleId }, title),
-    el('div', { class: 'chart-box' }, canvas),
-  );
-}
-
-/** The verdict on the chosen GPU as a headline card, or null without a GPU. */
-export function verdictCard(chosen: Fit | undefined): HTMLElement | null {
-  if (!chosen) return null;
-  return el(
-    'div',
-    { class: `peak-card verdict verdict-${chosen.verdict}` },
-    el('span', { class: 'peak-title' }, chosen.name ?? chosen.gpu),
-    el('strong', { class: 'peak-value', id: 'peak-verdict' }, verdictText(chosen.verdict)),
-    el('small', {}, `${percent(chosen.used_fraction)} of ${gib(chosen.usable_bytes)} usable`),
-  );
-}
-
-/** The rows of one GPU, each with its formula and source, and the three totals below them. */
-export function breakdownTable(
-  captionId: string,
-  caption: Child[],
-  rows: Row[],
-  totals: Totals,
-): HTMLElement {
-  const total = (label: string, bytes: number) =>
-    el(
-      'tr',
-      { class: 'total' },
-      el('th', { scope: 'row' }, label),
-      bytesCell('td', bytes, { class: 'num' }),
-      el('td', { colspan: '3' }),
-    );
-  return el(
-    'table',
-    { class: 'breakdown-table' },
-    el('caption', { id: captionId }, ...caption),
-    el(
-      'thead',
-      {},
-      el(
-        'tr',
-        {},
-        ...['Component', 'Size', 'Counts toward', 'Formula', 'Source'].map((h) =>
-          el('th', { scope: 'col' }, h),
-        ),
-      ),
-    ),
-    el(
-      'tbody',
-      {},
-      rows.map((row) =>
-        el(
-          'tr',
-          {},
-          el('th', { scope: 'row' }, row.component),
-          bytesCell('td', row.bytes, { class: 'num' }),
-          el('td', {}, row.counts_toward),
-          el('td', { class: 'formula' }, row.formula),
-          el('td', { class: 'source' }, row.source),
-        ),
-      ),
-    ),
-    el(
-      'tfoot',
-      {},
-      total('Allocated', totals.allocated_bytes),
-      total('Reserved', totals.reserved_bytes),
-      total('Device', totals.device_bytes),
-    ),
-  );
 }

@@ -3,27 +3,22 @@
 // seconds, so it runs on the Run button, shows that it is searching, and drops answers to
 // older requests.
 
-import { TransportError, api, type ApiResult } from '../api';
-import { Chart } from '../charts';
-import { el, replace } from '../dom';
-import { exactBytes } from '../format';
-import { LatestOnly } from '../live';
-import { scenarioToQuery, toText } from '../scenario';
-import type { ApiError, Scenario } from '../types';
+import { TransportError, api, type ApiResult } from '../../api';
+import { el, replace } from '../../dom';
+import { LatestOnly } from '../../live';
+import { toText } from '../../scenario';
+import type { ApiError, Scenario } from '../../types';
+import type { View, ViewHost } from '../view';
 import {
   ALL_FIELDS,
   FIXED_FIELDS,
   MAIN_FIELDS,
-  mfuText,
-  peakText,
   planSettings,
-  stepText,
-  tokensText,
+  searchStatsText,
   type PlanAnswer,
-  type PlanCandidate,
   type PlanField,
 } from './plan_data';
-import type { View, ViewHost } from './view';
+import { PlanResults } from './results';
 
 export const planView: View = {
   id: 'plan',
@@ -48,11 +43,7 @@ class PlanPage {
     hidden: true,
   });
   private readonly status = el('p', { class: 'status', id: 'plan-status', 'aria-live': 'polite' });
-  private readonly results = el('section', {
-    id: 'plan-results',
-    class: 'results',
-    'aria-label': 'Plan results',
-  });
+  private readonly results = new PlanResults();
   private readonly runButton = el('button', { type: 'submit', id: 'plan-run' }, 'Run search');
   private readonly cancelButton = el(
     'button',
@@ -60,7 +51,6 @@ class PlanPage {
     'Cancel',
   );
   private readonly requests = new LatestOnly<ApiResult<PlanAnswer>>();
-  private chart: Chart | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -96,7 +86,7 @@ class PlanPage {
           el('h2', {}, 'Plan a layout'),
           form,
         ),
-        el('div', { class: 'outputs' }, this.status, this.results),
+        el('div', { class: 'outputs' }, this.status, this.results.element),
       ),
     );
     this.load(host.initial);
@@ -220,11 +210,12 @@ class PlanPage {
     this.searching(false);
     if (!outcome.value.ok) {
       this.showError(outcome.value.error);
-      replace(this.results);
+      this.results.clear();
       this.status.textContent = 'No search: fix the input marked above.';
       return;
     }
-    this.render(outcome.value.value);
+    this.status.textContent = searchStatsText(outcome.value.value);
+    this.results.show(outcome.value.value);
   }
 
   private cancel(): void {
@@ -237,17 +228,13 @@ class PlanPage {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     this.cancelButton.hidden = !on;
+    this.results.setSearching(on);
     if (on) {
-      this.results.setAttribute('aria-busy', 'true');
-      this.results.classList.add('pending');
       const started = performance.now();
       const tick = () =>
         (this.status.textContent = `Searching… ${((performance.now() - started) / 1000).toFixed(1)} s`);
       tick();
       this.timer = setInterval(tick, 200);
-    } else {
-      this.results.removeAttribute('aria-busy');
-      this.results.classList.remove('pending');
     }
   }
 
@@ -264,178 +251,6 @@ class PlanPage {
       beside.setAttribute('role', 'alert');
       this.inputs.get(error.field)!.setAttribute('aria-invalid', 'true');
     }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Results
-
-  private render(answer: PlanAnswer): void {
-    const s = answer.stats;
-    this.status.textContent =
-      `${answer.evaluated.toLocaleString('en-US')} layouts evaluated in ${s.seconds.toFixed(3)} s ` +
-      `on ${s.threads} thread(s); ${s.fitting.toLocaleString('en-US')} fit.`;
-    const heading = el(
-      'p',
-      { class: 'hint' },
-      `${answer.model} on ${answer.gpus} × ${answer.gpu.name} (${answer.gpu.gpus_per_node} per node); `,
-      `limit ${peakText(answer.limit_bytes, answer.gpu.usable_bytes).replace(' / ', ' GiB of ')} `,
-      `usable (headroom ${(answer.headroom * 100).toFixed(0)}%).`,
-    );
-    this.chart?.destroy();
-    this.chart = null;
-    if (answer.candidates.length === 0) {
-      replace(this.results, el('div', { class: 'card' }, heading, this.noFit(answer)));
-      return;
-    }
-    const canvas = el('canvas', {
-      id: 'plan-chart',
-      role: 'img',
-      'aria-label': `Tokens per second per GPU of the top ${answer.candidates.length} layouts`,
-    });
-    replace(
-      this.results,
-      el(
-        'div',
-        { class: 'card' },
-        el('h2', {}, 'Fastest layouts that fit'),
-        heading,
-        this.table(answer),
-      ),
-      el(
-        'div',
-        { class: 'card' },
-        el('h2', {}, 'Why this layout'),
-        el('p', { id: 'plan-why' }, answer.why),
-      ),
-      el(
-        'div',
-        { class: 'card' },
-        el('h2', {}, 'Tokens/s per GPU'),
-        el('div', { class: 'chart-box' }, canvas),
-      ),
-    );
-    this.chart = this.drawChart(canvas, answer.candidates);
-  }
-
-  private table(answer: PlanAnswer): HTMLElement {
-    const head = ['#', 'Layout', 'Peak device / limit', 'Step time', 'Tokens/s/GPU', 'MFU', ''];
-    return el(
-      'div',
-      { class: 'table-wrap' },
-      el(
-        'table',
-        { id: 'plan-table' },
-        el('caption', {}, `Top ${answer.candidates.length}, fastest first`),
-        el(
-          'thead',
-          {},
-          el(
-            'tr',
-            {},
-            head.map((h) => el('th', { scope: 'col' }, h)),
-          ),
-        ),
-        el(
-          'tbody',
-          {},
-          answer.candidates.map((c, i) =>
-            el(
-              'tr',
-              { 'data-rank': i + 1 },
-              el('td', { class: 'num' }, i + 1),
-              el('td', { class: 'layout' }, el('code', {}, c.layout)),
-              el(
-                'td',
-                {
-                  class: 'num peak',
-                  'data-bytes': c.peak.device_bytes,
-                  title: exactBytes(c.peak.device_bytes),
-                },
-                peakText(c.peak.device_bytes, answer.limit_bytes),
-              ),
-              el('td', { class: 'num' }, stepText(c.step_time_s)),
-              el(
-                'td',
-                { class: 'num tokens', 'data-value': c.tokens_per_s_per_gpu },
-                tokensText(c.tokens_per_s_per_gpu),
-              ),
-              el('td', { class: 'num' }, mfuText(c.mfu)),
-              el('td', {}, this.estimateLink(c, i + 1)),
-            ),
-          ),
-        ),
-      ),
-    );
-  }
-
-  private estimateLink(candidate: PlanCandidate, rank: number): HTMLElement {
-    return el(
-      'a',
-      {
-        href: `${window.location.pathname}${scenarioToQuery(candidate.scenario, 'training')}`,
-        class: 'open-estimate',
-        'aria-label': `open in estimate view: layout ${rank}, ${candidate.layout}`,
-      },
-      'open in estimate view',
-    );
-  }
-
-  private noFit(answer: PlanAnswer): HTMLElement {
-    const miss = answer.closest_miss;
-    return el(
-      'div',
-      { class: 'invalid-note', id: 'plan-no-fit', role: 'status' },
-      el('p', {}, 'No layout fits.'),
-      miss
-        ? el(
-            'p',
-            {},
-            `The closest, `,
-            el('code', {}, miss.layout),
-            `, needs ${peakText(miss.peak.device_bytes, answer.limit_bytes)} per GPU. `,
-            this.estimateLink(miss, 1),
-          )
-        : null,
-      answer.suggestions.length
-        ? el(
-            'ul',
-            {},
-            answer.suggestions.map((tip) => el('li', {}, tip)),
-          )
-        : null,
-    );
-  }
-
-  private drawChart(canvas: HTMLCanvasElement, candidates: PlanCandidate[]): Chart {
-    return new Chart(canvas, {
-      type: 'bar',
-      data: {
-        labels: candidates.map((_, i) => `#${i + 1}`),
-        datasets: [
-          {
-            label: 'tokens/s per GPU',
-            data: candidates.map((c) => c.tokens_per_s_per_gpu),
-            backgroundColor: candidates.map((_, i) => (i === 0 ? '#1f77b4' : '#9ecae1')),
-          },
-        ],
-      },
-      options: {
-        responsive: true,
-        maintainAspectRatio: false,
-        plugins: {
-          legend: { display: false },
-          tooltip: {
-            callbacks: {
-              title: (items) => candidates[items[0].dataIndex].layout,
-              label: (item) => `${tokensText(Number(item.raw))} tokens/s per GPU`,
-            },
-          },
-        },
-        scales: {
-          y: { beginAtZero: true, title: { display: true, text: 'tokens/s per GPU' } },
-        },
-      },
-    });
   }
 }
 
