@@ -3,7 +3,7 @@ from accuracy.rows import KNOWN_GROUPS, compared, dataset_name, group_order, nea
 
 
 def test_nearest_rank_matches_validate_definition():
-    # rank = ceil(fraction * n), clamped to 1..n (src/core/validation.cc, percentile()).
+    # rank = ceil(fraction * n), clamped to 1..n (src/validation/dataset_rows.cc, percentile()).
     values = list(range(1, 11))
     assert nearest_rank(values, 0.5) == 5
     assert nearest_rank(values, 0.9) == 9

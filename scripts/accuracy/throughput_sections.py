@@ -118,7 +118,7 @@ def throughput_sections(tp):
             "Regenerate with the same script (it also runs `vramplan validate --throughput "
             "--format json`). Every run of the Ultra-Scale Playbook sweep (nanotron, 1–64 nodes of "
             "8 H100 80GB, seq 4096, global batch 256 sequences) is predicted by the step-time model "
-            '(README "Roofline and step time") on `h100-80gb` with its catalog cluster (8 GPUs per '
+            "(docs/roofline.md) on `h100-80gb` with its catalog cluster (8 GPUs per "
             "node, 450 GB/s NVLink, 50 GB/s network per GPU), and compared with the measured "
             "`tok_s_gpu` and `mfu_pct`.",
         ],
@@ -178,7 +178,7 @@ def throughput_sections(tp):
         [
             "## Fitted constants",
             "",
-            "Fitted within physically plausible ranges (include/vramplan/step_time.h); several sit "
+            "Fitted within physically plausible ranges (include/vramplan/perf/step_time.h); several sit "
             "at an edge of their range. They describe nanotron's eager PyTorch on that cluster: "
             "a large CPU cost per kernel (GPUs wait for Python when tensor parallelism makes "
             "kernels small), slow flash attention, and very slow pipeline sends between nodes. "

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "vramplan/validation/validation.h"
@@ -100,7 +101,21 @@ void print_table(const ValidationReport& report, bool rows) {
       n.rows, n.groups, n.median_abs_pct, n.p90_abs_pct);
 }
 
+// --check and --no-rows apply to the memory validation and --throughput only.
+std::optional<Error> flags_taken(const ValidateArgs& args) {
+  const char* mode = args.serving   ? "--serving"
+                     : args.planner ? "--planner"
+                     : args.bands   ? "--bands"
+                                    : nullptr;
+  if (mode == nullptr) return std::nullopt;
+  const char* flag = args.check ? "--check" : !args.rows ? "--no-rows" : nullptr;
+  if (flag == nullptr) return std::nullopt;
+  return Error{flag, "true", "the memory validation or --throughput",
+               fmt::format("{} does not take it", mode)};
+}
+
 int run_validate(const ValidateArgs& args) {
+  if (std::optional<Error> e = flags_taken(args)) return report_error(*e);
   if (args.serving) return run_serving_validation(args.format == "json");
   if (args.planner) return run_validate_planner(args.format);
   if (args.throughput || args.calibrate)

@@ -3,7 +3,7 @@
 // forward and backward pass. One source for the `roofline` report and the step-time model, so
 // the two cannot disagree. Allocation-free: the planner evaluates it for millions of layouts.
 //
-// Conventions (README "Roofline and step time"):
+// Conventions (docs/roofline.md):
 //   - A GEMM [M×K]·[K×N] costs 2·M·N·K FLOPs forward and twice that backward (input gradient
 //     and weight gradient). Bytes = inputs + weights + outputs in their dtypes.
 //   - Attention executes 2·n·s_kv·a·(d_qk + d_v) FLOPs forward, halved by the causal mask

@@ -1,7 +1,7 @@
 // The HTTP API as pure functions: a Request in, a Response out, no sockets. http_server.cc
 // feeds it from cpp-httplib; the unit tests call it directly.
 //
-// Endpoints (README "Web app and JSON API" documents them for users):
+// Endpoints (docs/web-api.md documents them for users):
 //   GET  /api/health           {"status": "ok", "version": ...}
 //   GET  /api/options          every scenario setting: key, flag, kind, group, default, help,
 //                              choices (the web form is built from it)

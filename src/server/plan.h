@@ -1,5 +1,5 @@
-// POST /api/plan and GET /api/plan/options: the layout planner over HTTP (README "Web app and
-// JSON API"). The answer is plan_to_json(), exactly what `vramplan plan --format json` prints.
+// POST /api/plan and GET /api/plan/options: the layout planner over HTTP (docs/web-api.md). The
+// answer is plan_to_json(), exactly what `vramplan plan --format json` prints.
 #pragma once
 
 #include <cstdint>

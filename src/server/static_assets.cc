@@ -18,7 +18,7 @@ code{background:#f2f2f2;padding:0 .25rem}</style></head>
 <h1>vramplan</h1>
 <p>The web UI was not built into this program, so there is no page to show here.
 The JSON API works: try <a href="/api/health">/api/health</a>,
-<a href="/api/models">/api/models</a> or <code>POST /api/estimate</code> (see the README).</p>
+<a href="/api/models">/api/models</a> or <code>POST /api/estimate</code> (see docs/web-api.md).</p>
 <p>To build the UI (needs Node.js 18+ and npm), run from the source tree:</p>
 <pre><code>scripts/build_web.sh   # npm ci &amp;&amp; npm run build in web/ -> web/dist
 scripts/build.sh       # rebuilds vramplan with web/dist embedded</code></pre>

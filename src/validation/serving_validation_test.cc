@@ -45,7 +45,7 @@ TEST(ServingValidation, VllmLlama3_8BOnOneH100) {
 }
 
 TEST(ServingValidation, AccuracyDoesNotGetWorse) {
-  // Today's figures (see README "Serving (inference) memory"): a guard, not a target.
+  // Today's figures (see docs/serving.md): a guard, not a target.
   Result<ServingValidation> v = validate_serving();
   ASSERT_TRUE(v.ok());
   for (const ServingSummary& s : v->summaries) {

@@ -235,4 +235,13 @@ sane_run --model Qwen3-30B-A3B --ep 8 --gpus 8 --fp8 mxfp8 --fp8-params --cuda-g
 sane_run --model DeepSeek-V3 --pp 16 --ep 8 --gpus 128 --first-stage-layers 4 \
   --last-stage-layers 1 --recompute selective
 
+case_name "validate modes refuse the flags they do not take"
+run validate --serving --check
+expect_exit 2
+expect_stderr_contains "--check = true"
+expect_stderr_contains "--serving does not take it"
+run validate --planner --no-rows
+expect_exit 2
+expect_stderr_contains "--no-rows = true"
+
 finish

@@ -1,7 +1,7 @@
 // Training step time from the roofline: compute at a realistic fraction of peak, the
 // communication each parallelism adds (inside a node over NVLink/NVSwitch, across nodes over the
 // network), what of it overlaps, the pipeline bubble and recomputation -> tokens/s per GPU and
-// MFU. The constants and their calibration are documented in README "Roofline and step time" and
+// MFU. The constants and their calibration are documented in docs/roofline.md and
 // docs/accuracy.md.
 #pragma once
 
@@ -43,7 +43,7 @@ struct StepTime {
 // (1B, 8B; 3B and 80B are held out), never per model or per row. Several ended at the edge of
 // their range, and they describe nanotron's eager PyTorch on that cluster: a framework with
 // fused kernels, CUDA graphs or overlapped communication (Megatron-LM with Transformer Engine)
-// runs faster. See README "Roofline and step time" and docs/accuracy.md.
+// runs faster. See docs/roofline.md and docs/accuracy.md.
 struct StepTimeConstants {
   // A GEMM of F FLOPs runs at matmul_efficiency of peak and pays kernel_overhead_s, i.e. at an
   // efficiency of matmul_efficiency·F/(F + matmul_efficiency·peak·kernel_overhead_s): small
