@@ -10,7 +10,7 @@ set -euo pipefail
 
 profile="${1:-test}"
 run_packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev
-              libcpp-httplib-dev libcurl4-openssl-dev ccache)
+              libcpp-httplib-dev libcurl4-openssl-dev libyaml-cpp-dev libtomlplusplus-dev ccache)
 # GoogleTest and Benchmark for the C++ tests, chromium for the browser tests, wrk and curl for the
 # load and API tests, openssl for the Hub fixture's certificate, python3 with matplotlib for the
 # accuracy report, pytest and black for the Python scripts' tests and format check.

@@ -41,5 +41,7 @@ int report_error(const Error& error,
 
 // Reads a whole file; errors name `field` (e.g. "model" or "scenario").
 Result<std::string> read_text_file(const std::string& path, const std::string& field);
+// Reads standard input to its end (at most 16 MiB); errors name `field`.
+Result<std::string> read_standard_input(const std::string& field);
 
 }  // namespace vramplan::cli

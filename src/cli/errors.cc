@@ -34,4 +34,15 @@ Result<std::string> read_text_file(const std::string& path, const std::string& f
   return text.str();
 }
 
+Result<std::string> read_standard_input(const std::string& field) {
+  constexpr size_t kMax = 16 << 20;
+  std::string text;
+  char buffer[1 << 16];
+  while (std::cin.read(buffer, sizeof buffer) || std::cin.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(std::cin.gcount()));
+    if (text.size() > kMax) return Error{field, "-", "at most 16 MiB on standard input", ""};
+  }
+  return text;
+}
+
 }  // namespace vramplan::cli

@@ -9,6 +9,7 @@
 #include "hub/hub_models.h"
 #include "vramplan/io/estimate_request.h"
 #include "vramplan/io/scenario_io.h"
+#include "vramplan/report/imported_report.h"
 #include "vramplan/report/report.h"
 #include "vramplan/report/settings_report.h"
 
@@ -43,8 +44,11 @@ int run_estimate(const EstimateArgs& args) {
     std::cout << render_csv(est);
   } else if (args.format == "markdown") {
     std::cout << render_markdown(scenario, est);
+    if (answer.resolved.imported) std::cout << render_imported_markdown(*answer.resolved.imported);
   } else {
-    std::cout << render_table(scenario, est, {terminal_width(args.width), use_color(args.color)});
+    const int width = terminal_width(args.width);
+    std::cout << render_table(scenario, est, {width, use_color(args.color)});
+    if (answer.resolved.imported) std::cout << render_imported(*answer.resolved.imported, width);
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/inference_settings.h"
 #include "vramplan/perf/hardware.h"
+#include "vramplan/report/imported_report.h"
 #include "vramplan/report/inference_report.h"
 #include "vramplan/report/settings_report.h"
 #include "vramplan/serving/inference.h"
@@ -46,9 +47,11 @@ int run_infer(const InferArgs& args) {
     std::cout << render_inference_csv(est);
   } else if (args.format == "markdown") {
     std::cout << render_inference_markdown(s, est);
+    if (answer.resolved.imported) std::cout << render_imported_markdown(*answer.resolved.imported);
   } else {
-    std::cout << render_inference_table(s, est,
-                                        {terminal_width(args.width), use_color(args.color)});
+    const int width = terminal_width(args.width);
+    std::cout << render_inference_table(s, est, {width, use_color(args.color)});
+    if (answer.resolved.imported) std::cout << render_imported(*answer.resolved.imported, width);
   }
   return 0;
 }

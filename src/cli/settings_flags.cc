@@ -75,6 +75,14 @@ Result<nlohmann::json> collect_settings(const SettingsFlags& flags) {
     const bool bare_flag = value.empty() && option->get_expected_min() == 0;
     settings[key] = bare_flag ? "true" : value;  // only booleans may stand alone
   }
+  // --from names a file (- for standard input); the settings hold its text, as API requests do.
+  if (settings.contains("from") && settings["from"].is_string()) {
+    const std::string path = settings["from"].get<std::string>();
+    Result<std::string> text =
+        path == "-" ? read_standard_input("--from") : read_text_file(path, "--from");
+    if (!text) return text.error();
+    settings["from"] = std::move(text).value();
+  }
   for (const auto& [key, given] : flags.negated)
     if (given) settings[key] = "false";
   return settings;

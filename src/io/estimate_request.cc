@@ -31,7 +31,9 @@ Result<SettingsEstimate> estimate_settings(const nlohmann::json& settings,
   Result<ResolvedScenario> resolved = resolve_scenario(settings, read_file, fetch_model);
   if (!resolved) return resolved.error();
   Result<Estimate> result = estimate(resolved->scenario, options);
-  if (!result) return result.error();
+  if (!result)
+    return resolved->imported ? name_as_imported(result.error(), *resolved->imported, settings)
+                              : result.error();
   SettingsEstimate out{std::move(resolved).value(), std::move(result).value()};
   Result<std::vector<Fit>> fits = fit_rows(out.resolved, out.estimate.peak.device_bytes);
   if (!fits) return fits.error();

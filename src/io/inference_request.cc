@@ -14,7 +14,9 @@ Result<SettingsInference> infer_settings(const nlohmann::json& settings,
   Result<ResolvedInference> resolved = resolve_inference(settings, read_file, fetch_model);
   if (!resolved) return resolved.error();
   Result<InferenceEstimate> result = estimate_inference(resolved->scenario, options);
-  if (!result) return result.error();
+  if (!result)
+    return resolved->imported ? name_as_imported(result.error(), *resolved->imported, settings)
+                              : result.error();
   SettingsInference out{std::move(resolved).value(), std::move(result).value()};
   Result<std::vector<Fit>> fits =
       fit_rows(out.resolved.gpu, out.resolved.gpu_memory_gib, out.estimate.device_bytes);

@@ -192,11 +192,10 @@ std::optional<Error> read_hardware(const json& settings, ResolvedInference& out)
 
 }  // namespace
 
-Result<ResolvedInference> resolve_inference(const json& settings, const FileReader& read_file,
-                                            const ModelFetcher& fetch_model) {
-  if (!settings.is_object())
-    return Error{"scenario", settings.dump().substr(0, 60), "a JSON object of settings", ""};
-  if (auto e = unknown_setting(settings, inference_options(), "inference")) return *e;
+namespace {
+
+Result<ResolvedInference> resolve_settings(const json& settings, const FileReader& read_file,
+                                           const ModelFetcher& fetch_model) {
   Result<ParsedModel> model = resolve_model(settings, read_file, fetch_model);
   if (!model) return model.error();
   ResolvedInference out;
@@ -207,6 +206,26 @@ Result<ResolvedInference> resolve_inference(const json& settings, const FileRead
   if (auto e = read_engine(settings, out.scenario)) return *e;
   if (auto e = read_overheads(settings, out.scenario.overheads)) return *e;
   if (auto e = read_hardware(settings, out)) return *e;
+  return out;
+}
+
+}  // namespace
+
+Result<ResolvedInference> resolve_inference(const json& settings, const FileReader& read_file,
+                                            const ModelFetcher& fetch_model) {
+  if (!settings.is_object())
+    return Error{"scenario", settings.dump().substr(0, 60), "a JSON object of settings", ""};
+  if (auto e = unknown_setting(settings, inference_options(), "inference")) return *e;
+  Result<SettingsWithImport> applied = apply_from(settings, ImportFor::kInfer);
+  if (!applied) return applied.error();
+  SettingsWithImport request = std::move(applied).value();
+  Result<ResolvedInference> resolved = resolve_settings(request.settings, read_file, fetch_model);
+  if (!request.imported) return resolved;
+  if (!resolved) return name_as_imported(resolved.error(), *request.imported, settings);
+  ResolvedInference out = std::move(resolved).value();
+  out.warnings.insert(out.warnings.begin(), request.imported->warnings.begin(),
+                      request.imported->warnings.end());
+  out.imported = std::move(request.imported);
   return out;
 }
 

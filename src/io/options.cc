@@ -9,8 +9,19 @@ namespace {
 
 using K = OptionKind;
 
+// The names of import_formats() (vramplan/interop/import.h; options_test.cc checks they agree).
+constexpr const char* kImportFormatNames = "megatron-yaml, megatron";
+
 // The training scenario: `estimate`, `roofline`, `plan`, POST /api/estimate and /api/sweep.
 constexpr OptionSpec kOptions[] = {
+    // Input
+    {"from", K::kText, "input", "",
+     "read the run from your framework's own config or command line (a Megatron-LM launch script "
+     "or argument list, a Megatron functional-test YAML, ...; docs/importers.md); the CLI takes a "
+     "path (- for standard input), the API the text itself; settings given beside it win",
+     ""},
+    {"from_format", K::kChoice, "input", "detected from the text", "the format of --from",
+     kImportFormatNames},
     // Model
     {"model", K::kText, "model", "",
      "preset name (see `vramplan models`), Hub id such as meta-llama/Llama-3.1-8B, or a path to a "
@@ -132,6 +143,10 @@ constexpr OptionSpec kOptions[] = {
      "settings still win in estimate, while plan searches only layouts the framework runs",
      "megatron, torchtitan, deepspeed, nanotron, hf-trainer"},
     // Single conventions (Conventions in scenario.h), over the framework's
+    {"vocab_pad_multiple", K::kInteger, "framework", "1 (128: megatron)",
+     "the vocabulary is padded to a multiple of this × tp (Megatron "
+     "--make-vocab-size-divisible-by)",
+     ""},
     {"loss_bytes_per_logit", K::kInteger, "framework",
      "6 (10: nanotron, torchtitan, deepspeed, hf-trainer)",
      "bytes per logit alive at the loss: logits plus the loss's fp32 copies (Megatron's "
@@ -263,7 +278,7 @@ const std::vector<OptionSpec>& serving_settings() {
     std::vector<OptionSpec> out;
     for (const OptionSpec& o : kOptions) {
       const std::string group = o.group;
-      if (group == "model" || group == "moe") out.push_back(o);
+      if (group == "input" || group == "model" || group == "moe") out.push_back(o);
     }
     out.insert(out.end(), std::begin(kServingOptions), std::end(kServingOptions));
     return out;
@@ -285,7 +300,8 @@ constexpr OptionSpec kPlanOptions[] = {
 struct GroupTitle {
   std::string_view group, title;
 };
-constexpr GroupTitle kGroupTitles[] = {{"model", "Model"},
+constexpr GroupTitle kGroupTitles[] = {{"input", "Input and output"},
+                                       {"model", "Model"},
                                        {"moe", "Mixture of experts"},
                                        {"training", "Training"},
                                        {"precision", "Precision and optimizer"},

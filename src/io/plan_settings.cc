@@ -13,6 +13,7 @@
 #include "plan/planner_search.h"
 #include "training/framework_layouts.h"
 #include "training/pipeline.h"
+#include "vramplan/interop/import.h"
 
 namespace vramplan {
 namespace {
@@ -95,7 +96,9 @@ Result<Gpu> gpu_of(const ResolvedScenario& resolved) {
 
 }  // namespace
 
-Result<PlanRequest> plan_request_from_settings(const json& settings, const FileReader& read_file) {
+namespace {
+
+Result<PlanRequest> request_from(const json& settings, const FileReader& read_file) {
   if (!settings.is_object())
     return Error{"settings", setting_text(settings).substr(0, 60), "a JSON object of settings", ""};
   PlanRequest r;
@@ -149,6 +152,20 @@ Result<PlanRequest> plan_request_from_settings(const json& settings, const FileR
   r.threads = static_cast<int>(threads);
   r.settings = scenario_keys;
   return r;
+}
+
+}  // namespace
+
+Result<PlanRequest> plan_request_from_settings(const json& settings, const FileReader& read_file) {
+  Result<SettingsWithImport> given = apply_from(settings, ImportFor::kPlan);
+  if (!given) return given.error();
+  Result<PlanRequest> request = request_from(given->settings, read_file);
+  if (!request)
+    return given->imported ? name_as_imported(request.error(), *given->imported, settings)
+                           : request.error();
+  PlanRequest out = std::move(request).value();
+  if (given->imported) out.imported = imported_to_json(*given->imported);
+  return out;
 }
 
 Result<PlanResult> plan_from_settings(const json& settings, const FileReader& read_file) {

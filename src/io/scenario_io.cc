@@ -268,6 +268,7 @@ std::optional<Error> read_parallel(const SettingReader& r, Parallelism& p) {
 namespace {
 
 std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
+  if (auto e = r.integer("vocab_pad_multiple", c.vocab_pad_multiple)) return e;
   if (auto e = r.integer("loss_bytes_per_logit", c.loss_bytes_per_logit)) return e;
   if (c.loss_bytes_per_logit < 1 || c.loss_bytes_per_logit > 64)
     return Error{"loss_bytes_per_logit", std::to_string(c.loss_bytes_per_logit), "1 to 64", ""};
@@ -339,11 +340,10 @@ void default_batch(ResolvedScenario& out) {
 
 }  // namespace
 
-Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader& read_file,
+namespace {
+
+Result<ResolvedScenario> resolve_settings(const json& settings, const FileReader& read_file,
                                           const ModelFetcher& fetch_model) {
-  if (!settings.is_object())
-    return Error{"scenario", settings.dump().substr(0, 60), "a JSON object of settings", ""};
-  if (auto e = unknown_setting(settings, scenario_options(), "scenario")) return *e;
   const SettingReader r(settings);
   ResolvedScenario out;
   Framework framework = Framework::kMegatron;
@@ -360,6 +360,26 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   if (auto e = read_conventions(r, out.scenario.conventions)) return *e;
   if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
   if (auto e = read_hardware(r, out)) return *e;
+  return out;
+}
+
+}  // namespace
+
+Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader& read_file,
+                                          const ModelFetcher& fetch_model) {
+  if (!settings.is_object())
+    return Error{"scenario", settings.dump().substr(0, 60), "a JSON object of settings", ""};
+  if (auto e = unknown_setting(settings, scenario_options(), "scenario")) return *e;
+  Result<SettingsWithImport> applied = apply_from(settings, ImportFor::kEstimate);
+  if (!applied) return applied.error();
+  SettingsWithImport request = std::move(applied).value();
+  Result<ResolvedScenario> resolved = resolve_settings(request.settings, read_file, fetch_model);
+  if (!request.imported) return resolved;
+  if (!resolved) return name_as_imported(resolved.error(), *request.imported, settings);
+  ResolvedScenario out = std::move(resolved).value();
+  out.warnings.insert(out.warnings.begin(), request.imported->warnings.begin(),
+                      request.imported->warnings.end());
+  out.imported = std::move(request.imported);
   return out;
 }
 

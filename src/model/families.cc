@@ -23,6 +23,7 @@ Family family_of(std::string_view type) {
       {"gpt2", Family::kGpt2},
       {"gpt_oss", Family::kGptOss},
       {"olmo2", Family::kOlmo2},
+      {"megatron_gpt", Family::kMegatron},
   };
   auto it = kFamilies.find(type);
   return it == kFamilies.end() ? Family::kUnknown : it->second;

@@ -21,6 +21,7 @@ enum class Family {
   kGpt2,
   kGptOss,
   kOlmo2,
+  kMegatron,  // megatron_config.h: a Megatron-LM GPT by its own arguments
   kUnknown,
 };
 

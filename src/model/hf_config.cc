@@ -19,6 +19,7 @@
 #include "model/config_fields.h"
 #include "model/families.h"
 #include "model/family_readers.h"
+#include "model/megatron_config.h"
 #include "model/model_limits.h"
 
 namespace vramplan {
@@ -182,12 +183,18 @@ Result<ParsedModel> parse_object(const json& root, std::string_view name) {
   Source source;
   if (auto error = text_source(root, family, m.model_type, source)) return *error;
   Fields f(*source.object, source.prefix, source.defaults);
-  read_scalars(f, family, root, m);
+  if (family == Family::kMegatron)
+    read_megatron_sizes(f, m);
+  else
+    read_scalars(f, family, root, m);
   if (f.error()) return *f.error();
   // Checked before anything is sized by num_layers: a config claiming 10^12 layers must fail,
   // not allocate.
   if (auto error = validated(f, validate_sizes(m))) return *error;
-  read_layers(f, family, m);
+  if (family == Family::kMegatron)
+    read_megatron_layers(f, m);
+  else
+    read_layers(f, family, m);
   if (f.error()) return *f.error();
   if (auto error = validated(f, validate_model(m))) return *error;
   read_checkpoint_format(root, *source.object, parsed);

@@ -277,6 +277,7 @@ Result<PlanResult> plan(const PlanRequest& r) {
   p.global_batch = r.base.training.global_batch;
   p.seq_len = r.base.training.seq_len;
   p.settings = r.settings;
+  p.imported = r.imported;
 
   const auto start = std::chrono::steady_clock::now();
   const StepTimeTimer timer(*speed);

@@ -166,6 +166,7 @@ json plan_to_json(const PlanResult& p) {
     out["families"].push_back(std::move(family));
   }
   if (p.closest_miss) out["closest_miss"] = miss_json(p, *p.closest_miss);
+  if (!p.imported.is_null()) out["imported"] = p.imported;
   return out;
 }
 

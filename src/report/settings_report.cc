@@ -6,11 +6,15 @@
 namespace vramplan {
 
 nlohmann::json settings_estimate_to_json(const SettingsEstimate& result) {
-  return estimate_to_json(result.resolved.scenario, result.estimate);
+  nlohmann::json out = estimate_to_json(result.resolved.scenario, result.estimate);
+  if (result.resolved.imported) out["imported"] = imported_to_json(*result.resolved.imported);
+  return out;
 }
 
 nlohmann::json settings_inference_to_json(const SettingsInference& result) {
-  return inference_to_json(result.resolved.scenario, result.estimate);
+  nlohmann::json out = inference_to_json(result.resolved.scenario, result.estimate);
+  if (result.resolved.imported) out["imported"] = imported_to_json(*result.resolved.imported);
+  return out;
 }
 
 }  // namespace vramplan

@@ -46,6 +46,17 @@ run() {
   RUN_ERR="$(cat "$RUN_ERR_FILE")"
 }
 
+# run_with_input FILE ARGS...: like run, with FILE on standard input.
+run_with_input() {
+  local input="$1"
+  shift
+  RUN_CMD="vramplan$(printf ' %q' "$@") < $input"
+  timeout "$RUN_TIMEOUT" "$VRAMPLAN" "$@" <"$input" >"$RUN_OUT_FILE" 2>"$RUN_ERR_FILE"
+  RUN_RC=$?
+  RUN_OUT="$(cat "$RUN_OUT_FILE")"
+  RUN_ERR="$(cat "$RUN_ERR_FILE")"
+}
+
 # Shortens captured output for failure reports.
 _excerpt() {
   local text="$1"

@@ -18,7 +18,7 @@ namespace vramplan {
 struct SettingsEstimate {
   ResolvedScenario resolved;
   // fit[] holds the chosen GPU first (or the --gpu-memory-gib card), then the rest of the
-  // catalog; warnings start with those from resolving the settings.
+  // catalog; warnings start with those from importing and resolving the settings.
   Estimate estimate;
 };
 
@@ -29,7 +29,8 @@ Result<std::vector<Fit>> fit_rows(const ResolvedScenario& resolved, int64_t devi
 Result<std::vector<Fit>> fit_rows(const std::string& gpu, std::optional<double> gpu_memory_gib,
                                   int64_t device_bytes);
 
-// resolve_scenario -> estimate -> fit_rows. Errors name the setting at fault. Pure and
+// resolve_scenario -> estimate -> fit_rows. Errors name the setting at fault, as the user wrote
+// it (a key of the imported file when it came from there). Pure and
 // thread-safe (read_file aside).
 Result<SettingsEstimate> estimate_settings(const nlohmann::json& settings,
                                            const FileReader& read_file,

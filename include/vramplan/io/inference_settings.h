@@ -19,6 +19,7 @@ struct ResolvedInference {
   std::optional<double> gpu_memory_gib;  // a GPU of any other capacity
   std::string quantization;              // quant_method read from config.json ("" = none)
   std::vector<std::string> warnings;
+  std::optional<Imported> imported;  // what "from" held (a vLLM or SGLang command line)
 };
 
 // REQUIRES: settings is a JSON object. Weight formats come from config.json's torch_dtype and

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vramplan/base/error.h"
+#include "vramplan/interop/import.h"
 #include "vramplan/io/options.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/training/scenario.h"
@@ -30,11 +31,14 @@ struct ResolvedScenario {
   std::string gpu;                       // catalog id ("" = none chosen)
   std::optional<double> gpu_memory_gib;  // a GPU of any other capacity
   std::vector<std::string> warnings;     // model parsing notes, overridden preset fields, ...
+  std::optional<Imported> imported;      // what "from" held, when the settings had it
 };
 
 // REQUIRES: settings is a JSON object. Values may be typed (3, true) or text ("3", "on"): the
 // CLI passes text. Unknown keys, wrong types and unknown choices are errors naming the key.
-// The layout itself is checked later, by estimate().
+// The layout itself is checked later, by estimate(). A "from" key (the text of a framework config
+// or command line, vramplan/interop/import.h) is imported first; the other keys win over it, and
+// errors about its settings name the file's keys.
 // A --model value is, in this order: a preset name or its Hub id, a path (starts with / ./ ../ ~
 // or contains .json), else passed to fetch_model when given.
 Result<ResolvedScenario> resolve_scenario(const nlohmann::json& settings,

@@ -99,6 +99,9 @@ struct PlanRequest {
   // The user's scenario settings (scenario_io keys); each candidate's "scenario" in the JSON is
   // these plus its layout, so `vramplan estimate --scenario` reproduces it.
   nlohmann::json settings = nlohmann::json::object();
+  // What was read from the user's framework config ("from"), as imported_to_json writes it;
+  // null when the settings held none.
+  nlohmann::json imported;
 };
 
 struct PlanCandidate {
@@ -162,6 +165,7 @@ struct PlanResult {
   std::string why;                       // the winner against the families, in words
   std::vector<std::string> suggestions;  // when nothing fits
   nlohmann::json settings;
+  nlohmann::json imported;  // the request's
 };
 
 // Searches the space. Errors: invalid request values (gpus, max_tp, headroom, top_k, a fixed

@@ -1,0 +1,155 @@
+#include "vramplan/interop/import.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "interop/formats.h"
+#include "vramplan/plan/planner.h"
+
+namespace vramplan {
+namespace {
+
+using nlohmann::json;
+using interop::Document;
+using interop::FormatHandler;
+
+// The longest text "from" may hold: launch scripts and configs are a few KiB.
+constexpr size_t kMaxFromBytes = 1 << 20;
+
+std::string format_names() {
+  std::string names;
+  for (const FormatHandler& h : interop::format_handlers())
+    names += (names.empty() ? "" : ", ") + std::string(h.format.name);
+  return names;
+}
+
+const FormatHandler* handler_named(std::string_view name) {
+  for (const FormatHandler& h : interop::format_handlers())
+    if (name == h.format.name) return &h;
+  return nullptr;
+}
+
+const FormatHandler* recognised(const Document& doc) {
+  for (const FormatHandler& h : interop::format_handlers())
+    if (h.recognises(doc)) return &h;
+  return nullptr;
+}
+
+const char* kind_name(ImportKind k) { return k == ImportKind::kTraining ? "training" : "serving"; }
+
+// Settings the user gave beside the file that replace a group of the file's settings.
+void drop_replaced(json& from_file, const json& given, Imported& imported) {
+  if (given.contains("model") || given.contains("model_config")) {
+    for (const char* key : {"model", "model_config"})
+      if (from_file.erase(key) > 0)
+        imported.warnings.push_back(fmt::format(
+            "the model given beside the file replaces the file's ({})",
+            imported.key_of_setting.count(key) ? imported.key_of_setting[key] : key));
+  }
+}
+
+}  // namespace
+
+std::span<const ImportFormat> import_formats() {
+  static const std::vector<ImportFormat> formats = [] {
+    std::vector<ImportFormat> out;
+    for (const FormatHandler& h : interop::format_handlers()) out.push_back(h.format);
+    return out;
+  }();
+  return formats;
+}
+
+const ImportFormat* detect_import_format(std::string_view text) {
+  const Document doc = interop::read_document(text);
+  const FormatHandler* h = recognised(doc);
+  return h ? &h->format : nullptr;
+}
+
+Result<Imported> import_config(std::string_view text, std::string_view format) {
+  if (text.size() > kMaxFromBytes)
+    return Error{"from", fmt::format("{} bytes", text.size()), "at most 1 MiB of text",
+                 "too long"};
+  const Document doc = interop::read_document(text);
+  const FormatHandler* h = nullptr;
+  if (!format.empty()) {
+    h = handler_named(format);
+    if (h == nullptr) return Error{"from_format", std::string(format), format_names(), ""};
+  } else {
+    h = recognised(doc);
+    if (h == nullptr)
+      return Error{"from", std::string(text.substr(0, 60)),
+                   "a config or command line of: " + format_names(),
+                   "its format was not recognised (--from-format names it)"};
+  }
+  return h->read(doc);
+}
+
+Result<SettingsWithImport> apply_from(const json& settings, ImportFor use) {
+  SettingsWithImport out{settings, std::nullopt};
+  if (!settings.is_object() || !settings.contains("from") || settings["from"].is_null())
+    return out;
+  const json& from = settings["from"];
+  if (!from.is_string())
+    return Error{"from", from.dump().substr(0, 60),
+                 "the text of a launch config or command line", "not a string"};
+  std::string format;
+  if (settings.contains("from_format") && !settings["from_format"].is_null()) {
+    if (!settings["from_format"].is_string())
+      return Error{"from_format", settings["from_format"].dump(), format_names(), ""};
+    format = settings["from_format"].get<std::string>();
+  }
+  Result<Imported> result = import_config(from.get<std::string>(), format);
+  if (!result) return result.error();
+  Imported imported = std::move(result).value();
+  const ImportFormat* f = nullptr;
+  for (const ImportFormat& candidate : import_formats())
+    if (imported.format == candidate.name) f = &candidate;
+  const ImportKind wanted = use == ImportFor::kInfer ? ImportKind::kServing : ImportKind::kTraining;
+  if (f != nullptr && f->kind != wanted)
+    return Error{"from", imported.format,
+                 fmt::format("a {} config for this command", kind_name(wanted)),
+                 fmt::format("it is a {} config ({})", kind_name(f->kind), f->what)};
+  json merged = imported.settings;
+  json given = settings;
+  given.erase("from");
+  given.erase("from_format");
+  drop_replaced(merged, given, imported);
+  if (use == ImportFor::kPlan) {
+    // The planner searches the layout: the file's layout is listed, not fixed.
+    for (const char* key : kPlanLayoutKeys) {
+      if (!merged.contains(key) || given.contains(key)) continue;
+      imported.ignored.push_back({imported.key_of_setting[key], merged[key].dump(),
+                                   fmt::format("plan searches {} (give it beside the file to fix "
+                                               "it)",
+                                               key)});
+      merged.erase(key);
+    }
+  }
+  for (auto it = given.begin(); it != given.end(); ++it) merged[it.key()] = it.value();
+  out.settings = std::move(merged);
+  out.imported = std::move(imported);
+  return out;
+}
+
+Error name_as_imported(Error error, const Imported& imported, const json& given) {
+  auto it = imported.key_of_setting.find(error.field);
+  if (it == imported.key_of_setting.end()) return error;
+  if (given.is_object() && given.contains(error.field)) return error;  // the user's own setting
+  error.field = it->second;
+  return error;
+}
+
+json imported_to_json(const Imported& imported) {
+  json understood = json::array(), ignored = json::array();
+  for (const UnderstoodKey& k : imported.understood)
+    understood.push_back({{"key", k.key}, {"value", k.value}, {"setting", k.setting}});
+  for (const IgnoredKey& k : imported.ignored)
+    ignored.push_back({{"key", k.key}, {"value", k.value}, {"reason", k.reason}});
+  return {{"format", imported.format},
+          {"understood", std::move(understood)},
+          {"ignored", std::move(ignored)},
+          {"warnings", imported.warnings}};
+}
+
+}  // namespace vramplan
