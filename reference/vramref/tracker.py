@@ -1,0 +1,269 @@
+"""Live-tensor accounting at the dispatcher: the bytes `torch.cuda.max_memory_allocated` counts.
+
+Every tensor an ATen op returns is recorded by its *untyped storage*, so views and in-place
+results are counted once, and a storage is dropped when Python frees it (weakref callback).
+Storages that change size in place (FSDP2 frees and re-allocates its unsharded parameters with
+`resize_`) are re-measured after every op that touched them. Tensor subclasses (DTensor,
+torchao's NF4Tensor) are flattened to the plain tensors that hold their bytes.
+
+At each new peak the live storages are split into categories. The invariant: a storage is
+counted in exactly one category, decided in this order:
+  parameters  - a storage of a model parameter, sharded or unsharded (`mark_parameters`,
+                and storages created while the caller says parameters are being gathered)
+  gradients   - the storage of a parameter's `.grad`, or created while gradients are reduced
+  optimizer_states - a storage held in `optimizer.state`
+  activations - created during a forward and still alive (saved for backward, or kept by the
+                pipeline / the loss)
+  temporaries - everything else (backward and optimizer-step intermediates, forward scratch
+                while the forward runs)
+"""
+
+from __future__ import annotations
+
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+CATEGORIES = ("parameters", "gradients", "optimizer_states", "activations", "temporaries")
+
+
+def plain_tensors(t):
+    """The plain tensors that own the bytes of `t` (recursing through wrapper subclasses)."""
+    if not isinstance(t, torch.Tensor):
+        return []
+    if type(t) is not torch.Tensor and hasattr(t, "__tensor_flatten__"):
+        inner_names, _ = t.__tensor_flatten__()
+        out = []
+        for name in inner_names:
+            out.extend(plain_tensors(getattr(t, name)))
+        return out
+    return [t]
+
+
+def storage_of(t):
+    try:
+        return t.untyped_storage()
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
+@dataclass
+class _Record:
+    nbytes: int
+    origin: str  # phase name at creation: forward / backward / optimizer / setup
+    tag: str | None = None  # forced category (parameters, gradients) or None
+
+
+@dataclass
+class PeakReport:
+    peak_bytes: int = 0
+    peak_phase: str = ""
+    peak_step: int = 0
+    phase_peaks: dict = field(default_factory=dict)
+    at_peak: dict = field(default_factory=dict)
+
+
+class MemoryTracker(TorchDispatchMode):
+    """Counts live storages; the caller sets `phase` and `step` as training proceeds."""
+
+    def __init__(self, device_type="cuda"):
+        super().__init__()
+        self.device_type = device_type
+        self._records: dict[int, _Record] = {}
+        self._refs: dict[int, weakref.ref] = {}
+        self.live = 0
+        self.phase = "setup"
+        self.step = 0
+        self.forced_tag: str | None = None
+        self.report = PeakReport()
+        self._grad_owners: list = []
+        self._optimizers: list = []
+        self._saved: set[int] = set()
+        self._pending = None
+        self._pending_phase = ""
+
+    # --- registration -------------------------------------------------------------------
+    def _key(self, st):
+        return id(st)
+
+    def track(self, t, tag=None):
+        for p in plain_tensors(t):
+            if p.device.type != self.device_type:
+                continue  # host tensors (RNG state, CPU scalars) are not device memory
+            st = storage_of(p)
+            if st is None:
+                continue
+            k = self._key(st)
+            rec = self._records.get(k)
+            if rec is None:
+                n = st.nbytes()
+                self._records[k] = _Record(n, self.phase, tag or self.forced_tag)
+                self._refs[k] = weakref.ref(st, self._make_release(k))
+                self.live += n
+            else:
+                if tag and rec.tag is None:
+                    rec.tag = tag
+                n = st.nbytes()
+                if n != rec.nbytes:
+                    self.live += n - rec.nbytes
+                    rec.nbytes = n
+
+    def _make_release(self, k):
+        def release(_ref):
+            rec = self._records.pop(k, None)
+            self._refs.pop(k, None)
+            self._saved.discard(k)
+            if rec is not None:
+                self.live -= rec.nbytes
+
+        return release
+
+    def mark_parameters(self, module):
+        for p in module.parameters():
+            self.track(p, tag="parameters")
+        for b in module.buffers():
+            self.track(b, tag="parameters")
+        self._grad_owners.extend(module.parameters())
+
+    def watch_optimizer(self, optimizer):
+        self._optimizers.append(optimizer)
+
+    def mark_saved(self, t):
+        for p in plain_tensors(t):
+            st = storage_of(p)
+            if st is not None:
+                self._saved.add(self._key(st))
+
+    @contextmanager
+    def tagging(self, tag):
+        """Storages created inside are forced into `tag` (e.g. FSDP's all-gathered params)."""
+        prev, self.forced_tag = self.forced_tag, tag
+        try:
+            yield
+        finally:
+            self.forced_tag = prev
+
+    def reset_peak(self):
+        """Forget peaks so far (model construction and initialisation are not training)."""
+        self.report = PeakReport()
+
+    def set_phase(self, phase, step=None):
+        if phase != self.phase:
+            self.resolve_peak()
+        self.phase = phase
+        if step is not None:
+            self.step = step
+
+    # --- dispatch -----------------------------------------------------------------------
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        flat_out, _ = tree_flatten(out)
+        for t in flat_out:
+            if isinstance(t, torch.Tensor):
+                self.track(t)
+        # in-place resizes (FSDP2 storage resize_, optimizer lazy state) change sizes
+        flat_in, _ = tree_flatten((args, kwargs))
+        for t in flat_in:
+            if isinstance(t, torch.Tensor):
+                self._refresh(t)
+        self._check_peak()
+        return out
+
+    def _refresh(self, t):
+        for p in plain_tensors(t):
+            st = storage_of(p)
+            if st is None:
+                continue
+            rec = self._records.get(self._key(st))
+            if rec is not None:
+                n = st.nbytes()
+                if n != rec.nbytes:
+                    self.live += n - rec.nbytes
+                    rec.nbytes = n
+
+    def _check_peak(self):
+        key = f"{self.phase}"
+        phase_peaks = self.report.phase_peaks
+        if self.live > phase_peaks.get(key, 0):
+            phase_peaks[key] = self.live
+        if self.live > self.report.peak_bytes:
+            self.report.peak_bytes = self.live
+            self.report.peak_phase = self.phase
+            self.report.peak_step = self.step
+            # A gradient is computed before autograd stores it in `.grad`; the split of a
+            # backward peak waits for the end of the backward, when `.grad` is set.
+            self._pending = [(k, rec.nbytes, rec.tag, rec.origin, k in self._saved) for k, rec in self._records.items()]
+            self._pending_phase = self.phase
+            if self.phase != "backward":
+                self.resolve_peak()
+
+    def resolve_peak(self):
+        if self._pending is not None:
+            self.report.at_peak = self._categorize(self._pending, self._pending_phase)
+            self._pending = None
+
+    def check_now(self):
+        """Refresh every record (for memory changed outside ops) and test for a new peak."""
+        for k, ref in list(self._refs.items()):
+            st = ref()
+            if st is not None:
+                rec = self._records[k]
+                n = st.nbytes()
+                self.live += n - rec.nbytes
+                rec.nbytes = n
+        self._check_peak()
+
+    # --- categories ---------------------------------------------------------------------
+    def _storage_keys(self, tensors):
+        keys = set()
+        for t in tensors:
+            for p in plain_tensors(t):
+                st = storage_of(p)
+                if st is not None:
+                    keys.add(self._key(st))
+        return keys
+
+    def categorize(self):
+        entries = [(k, rec.nbytes, rec.tag, rec.origin, k in self._saved) for k, rec in self._records.items()]
+        return self._categorize(entries, self.phase)
+
+    def _categorize(self, entries, phase):
+        grads = self._storage_keys(p.grad for p in self._grad_owners if p.grad is not None)
+        states = self._storage_keys(
+            v
+            for opt in self._optimizers
+            for s in opt.state.values()
+            for v in s.values()
+            if isinstance(v, torch.Tensor)
+        )
+        out = dict.fromkeys(CATEGORIES, 0)
+        for k, nbytes, tag, origin, saved in entries:
+            if tag == "parameters":
+                cat = "parameters"
+            elif k in grads or tag == "gradients":
+                cat = "gradients"
+            elif k in states:
+                cat = "optimizer_states"
+            elif origin == "forward" and (saved or phase != "forward"):
+                cat = "activations"
+            else:
+                cat = "temporaries"
+            out[cat] += nbytes
+        return out
+
+
+
+@contextmanager
+def saved_tensor_marking(tracker: MemoryTracker):
+    """Marks every tensor autograd saves for backward, so forward scratch is told apart."""
+
+    def pack(t):
+        tracker.mark_saved(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        yield
