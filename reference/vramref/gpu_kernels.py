@@ -96,3 +96,20 @@ def emulate_cuda_sdpa():
         yield _state
     finally:
         F.scaled_dot_product_attention = _original
+
+
+@contextmanager
+def hf_unpacked_sequences():
+    """Hugging Face decides from the *values* of `position_ids` whether a batch packs several
+    sequences (`masking_utils.find_packed_sequence_indices`); on fake tensors it cannot read
+    them and assumes packing, building an explicit mask that sends SDPA to another kernel. The
+    harness feeds one unpacked sequence per row (positions 0..s-1), for which that function
+    returns None on a GPU; this context makes it return that value."""
+    import transformers.masking_utils as masking
+
+    original = masking.find_packed_sequence_indices
+    masking.find_packed_sequence_indices = lambda position_ids: None
+    try:
+        yield
+    finally:
+        masking.find_packed_sequence_indices = original

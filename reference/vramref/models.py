@@ -156,3 +156,20 @@ def _module_counts(layer):
     if direct:
         counts["(direct)"] = direct
     return counts
+
+
+def materialize_fake(model, device="cpu"):
+    """Meta-device module -> the same module on fake tensors of `device`; call under FakeTensorMode.
+
+    Modules are built (and PEFT adapters added) on the meta device first, because converting
+    parameters that are already fake (`Module.to`) needs `swap_tensors`, which fake tensors
+    refuse. Tied weights are tied again afterwards."""
+    model._apply(lambda t: torch.empty_like(t, device=device))
+    if getattr(model.config, "tie_word_embeddings", False) or _ties(model):
+        model.get_output_embeddings().weight = model.get_input_embeddings().weight
+    return model
+
+
+def _ties(model):
+    text = getattr(model.config, "get_text_config", lambda: model.config)()
+    return bool(getattr(text, "tie_word_embeddings", False))
