@@ -25,6 +25,27 @@ def fake_world(world_size, rank=0):
         dist.destroy_process_group()
 
 
+@contextmanager
+def meshes_outside_fake_mode():
+    """FSDP2 over DTensor TP builds a combined DeviceMesh inside `fully_shard`; a mesh reads its
+    real rank table (`nonzero`), which fake tensors cannot answer. Mesh construction holds no
+    training tensor, so it runs with the fake and tracking modes off."""
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    original = DeviceMesh.__init__
+
+    def init(self, *args, **kwargs):
+        with _disable_current_modes():
+            original(self, *args, **kwargs)
+
+    DeviceMesh.__init__ = init
+    try:
+        yield
+    finally:
+        DeviceMesh.__init__ = original
+
+
 def mesh(shape, names):
     from torch.distributed.device_mesh import init_device_mesh
 

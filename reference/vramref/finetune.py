@@ -37,7 +37,9 @@ def apply_lora(model, rank, targets):
     base."""
     from peft import LoraConfig, get_peft_model
 
-    config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=target_modules(targets))
+    # "all-linear" is PEFT's own selector: every nn.Linear (or GPT-2 Conv1D) but the LM head
+    modules = "all-linear" if targets == "all-linear" else target_modules(targets)
+    config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=modules)
     return get_peft_model(model, config)
 
 

@@ -25,6 +25,9 @@ PRESETS = {
     "olmo2": ["OLMo-2-1124-7B"],
 }
 SEQ_LEN = {"gpt2": 1024}
+# families whose attention projects Q|K|V (and gate|up) in one fused linear: per-projection
+# LoRA targets have no module to attach to, so their LoRA rows target all-linear
+FUSED_PROJECTION_FAMILIES = ("phi3", "gpt2")
 # dense families whose decoder layer has Llama-style projections (the TP plan's names)
 TP_FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 PP_FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "olmo2")
@@ -50,10 +53,13 @@ def single_gpu(preset, family):
     out.append(replace(base, num_layers=4, recompute="full", recompute_every=2))
     out.append(replace(base, seq_len=seq // 2, micro_batch=2))
     out.append(replace(base, microbatches=2))
-    out.append(replace(base, method="lora", lora_rank=16, lora_targets="q,v"))
+    fused = family in FUSED_PROJECTION_FAMILIES
+    out.append(replace(base, method="lora", lora_rank=16, lora_targets="all-linear" if fused else "q,v"))
     out.append(replace(base, method="lora", lora_rank=64, lora_targets="all-linear"))
-    out.append(replace(base, method="lora", lora_rank=8, lora_targets="attention", recompute="full"))
-    out.append(replace(base, method="qlora", lora_rank=16, lora_targets="q,v"))
+    out.append(
+        replace(base, method="lora", lora_rank=8, lora_targets="all-linear" if fused else "attention", recompute="full")
+    )
+    out.append(replace(base, method="qlora", lora_rank=16, lora_targets="all-linear" if fused else "q,v"))
     out.append(replace(base, method="qlora", lora_rank=64, lora_targets="all-linear"))
     out.append(replace(base, method="frozen", freeze_embeddings=True, freeze_first_layers=1))
     return out
@@ -90,10 +96,27 @@ def pipeline(preset, family):
     seq = SEQ_LEN.get(family, 4096)
     base = Scenario(preset, num_layers=4, seq_len=seq, precision="bf16", optimizer="adamw-fused", layout="pp")
     out = []
-    for schedule, pp, vpp, microbatches in [("1f1b", 2, 1, 4), ("gpipe", 2, 1, 4), ("interleaved", 2, 2, 4)]:
+    # torchtitan's split counts the embedding and the head as layers: 4 layers make two even
+    # stages, 6 layers four (interleaved, 2 per rank)
+    for schedule, pp, vpp, layers, microbatches, recompute in [
+        ("1f1b", 2, 1, 4, 4, "none"),
+        ("1f1b", 2, 1, 4, 8, "full"),
+        ("gpipe", 2, 1, 4, 4, "none"),
+        ("interleaved", 2, 2, 6, 4, "none"),
+    ]:
         for rank in range(pp):
             out.append(
-                replace(base, world=pp, pp=pp, vpp=vpp, schedule=schedule, microbatches=microbatches, rank=rank)
+                replace(
+                    base,
+                    num_layers=layers,
+                    world=pp,
+                    pp=pp,
+                    vpp=vpp,
+                    schedule=schedule,
+                    microbatches=microbatches,
+                    rank=rank,
+                    recompute=recompute,
+                )
             )
     return out
 

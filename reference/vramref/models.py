@@ -105,7 +105,7 @@ def build_model(config, dtype, device="cpu"):
 
 
 def decoder_layers(model):
-    base = model.get_decoder() if hasattr(model, "get_decoder") else model.model
+    base = model.base_model  # LlamaModel, GPT2Model...: the decoder under the LM head
     for name in ("layers", "h"):
         if hasattr(base, name):
             return getattr(base, name)

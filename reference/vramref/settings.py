@@ -18,6 +18,7 @@ OPTIMIZER_KEYS = {
     "adafactor": "adafactor",
 }
 GATED_FAMILIES_NOT = {"gpt2"}  # families whose MLP is not gated
+MOE_FAMILIES = {"mixtral", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"}
 
 
 def framework_of(sc: Scenario):
@@ -113,6 +114,14 @@ def to_settings(sc: Scenario, family: str):
         s["adapter_dtype"] = "fp32"
         if sc.method == "qlora":
             notes.append("QLoRA base: torchao NF4 (torchtune), adapters trained with torch AdamW, not paged 8-bit")
+            if family == "gpt2":
+                notes.append("GPT-2's Conv1D projections are not nn.Linear: they stay bf16, not NF4")
+                in_target = False
+        if family in MOE_FAMILIES:
+            notes.append(
+                "transformers keeps MoE experts as 3-D parameters, not nn.Linear: LoRA adds no expert"
+                " adapters and QLoRA leaves the experts bf16"
+            )
     elif sc.method == "frozen":
         s["freeze_embeddings"] = sc.freeze_embeddings
         s["freeze_first_layers"] = sc.freeze_first_layers

@@ -8,7 +8,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import finetune, layouts, recompute
-from .distributed import fake_world, mesh
+from .distributed import fake_world, mesh, meshes_outside_fake_mode
 from .gpu_kernels import emulate_cuda_sdpa, hf_unpacked_sequences
 from .models import build_config, build_model, materialize_fake
 from .scenario import PRECISIONS, Scenario
@@ -49,11 +49,13 @@ def _run_in_world(sc):
     facts = {}
     meshes = _meshes(sc)  # device meshes read real rank tables: built outside fake mode
     fake = FakeTensorMode(allow_non_fake_inputs=True)
-    with fake, tracker, emulate_cuda_sdpa() as sdpa_state, hf_unpacked_sequences():
+    with meshes_outside_fake_mode(), fake, tracker, emulate_cuda_sdpa() as sdpa_state, hf_unpacked_sequences():
         config = build_config(sc.preset, num_layers=sc.num_layers)
         with fake_mode_off():
             model = build_model(config, dtype, device="meta")
             model = _apply_method(sc, model)
+        if sc.layout == "pp":
+            return _run_pipeline(sc, model, config, dtype, tracker, facts, sdpa_state)
         materialize_fake(_base(model))
         if sc.method == "qlora":
             facts["nf4_linears"] = finetune.quantize_nf4(_base(model))
@@ -158,3 +160,49 @@ def _apply_layout(sc, model, m, fsdp_mixed, tracker):
         layouts.apply_fsdp(base, m, sc.reshard_after_forward, fsdp_mixed, tracker)
         return model
     raise NotRunnable(f"layout {sc.layout} is not implemented")
+
+
+def _run_pipeline(sc, model, config, dtype, tracker, facts, sdpa_state):
+    import torch.distributed as dist
+
+    from . import pipeline
+
+    if sc.method != "full" or sc.precision not in ("bf16", "fp32"):
+        raise NotRunnable("pipeline rows run full training in one dtype")
+    facts["recomputed_layers"] = recompute.apply_recompute(model, sc.recompute, sc.recompute_every)
+    stages, modules, parts = pipeline.build_stages(model, sc, dist.group.WORLD, config.hidden_size, dtype)
+    for module in modules:
+        module._apply(lambda t: torch.empty_like(t, device="cpu"))
+    facts["stage_layers"] = [parts[st.stage_index]["layers"] for st in stages]
+    pipeline.track_phases(stages, tracker)
+
+    def loss_fn(logits, labels):
+        return model.loss_function(logits=logits, labels=labels, vocab_size=config.vocab_size)
+
+    schedule = pipeline.make_schedule(sc, stages, loss_fn)
+    params = [p for m in modules for p in m.parameters() if p.requires_grad]
+    optimizer = make_optimizer(sc.optimizer, params)
+    for m in modules:
+        tracker.mark_parameters(m)
+    tracker.watch_optimizer(optimizer)
+    tracker.reset_peak()
+    batch = sc.micro_batch * sc.microbatches
+    ids = torch.randint(0, config.vocab_size, (batch, sc.seq_len))
+    first = any(parts[st.stage_index]["embed"] for st in stages)
+    last = any(parts[st.stage_index]["head"] for st in stages)
+    for step in (1, 2):
+        tracker.set_phase("forward", step)
+        with saved_tensor_marking(tracker):
+            args = (ids,) if first else ()
+            kwargs = {"target": ids, "losses": []} if last else {}
+            schedule.step(*args, **kwargs)
+        tracker.set_phase("optimizer", step)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        tracker.check_now()
+    tracker.set_phase("done")
+    facts["sdpa_calls"] = dict(sdpa_state["calls"])
+    facts["attn_implementation"] = model.config._attn_implementation
+    facts["model_class"] = type(model).__name__
+    sdpa_state["calls"].update(flash=0, efficient=0, fallback=0)
+    return tracker.report, facts
