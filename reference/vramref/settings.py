@@ -102,6 +102,7 @@ def to_settings(sc: Scenario, family: str):
             "data parallel with PyTorch's FSDP2-based replicate (nn.parallel.DDP's C++ reducer cannot run"
             " on fake tensors): unsharded parameters are all-gathered into a second copy; no vramplan key"
         )
+        in_target = False
     elif sc.layout == "pp":
         s["fsdp"] = "none"
     elif sc.layout == "tp":

@@ -23,6 +23,7 @@ from __future__ import annotations
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -51,11 +52,13 @@ def storage_of(t):
         return None
 
 
-@dataclass
-class _Record:
+class _Record(NamedTuple):
+    """Immutable, so a peak snapshot is a plain dict copy; changes replace the record."""
+
+    serial: int  # unique per storage over the run (ids of freed storages are reused)
     nbytes: int
     origin: str  # phase name at creation: forward / backward / optimizer / setup
-    tag: str | None = None  # forced category (parameters, gradients) or None
+    tag: str | None  # forced category (parameters, gradients) or None
 
 
 @dataclass
@@ -84,7 +87,7 @@ class MemoryTracker(TorchDispatchMode):
         self._optimizers: list = []
         self._saved: set[int] = set()
         self._pending = None
-        self._pending_phase = ""
+        self._serial = 0
 
     # --- registration -------------------------------------------------------------------
     def _key(self, st):
@@ -101,16 +104,14 @@ class MemoryTracker(TorchDispatchMode):
             rec = self._records.get(k)
             if rec is None:
                 n = st.nbytes()
-                self._records[k] = _Record(n, self.phase, tag or self.forced_tag)
+                self._serial += 1
+                self._records[k] = _Record(self._serial, n, self.phase, tag or self.forced_tag)
                 self._refs[k] = weakref.ref(st, self._make_release(k))
                 self.live += n
             else:
                 if tag and rec.tag is None:
-                    rec.tag = tag
-                n = st.nbytes()
-                if n != rec.nbytes:
-                    self.live += n - rec.nbytes
-                    rec.nbytes = n
+                    rec = self._records[k] = rec._replace(tag=tag)
+                self._resize(k, rec, st.nbytes())
 
     def _make_release(self, k):
         def release(_ref):
@@ -150,6 +151,7 @@ class MemoryTracker(TorchDispatchMode):
     def reset_peak(self):
         """Forget peaks so far (model construction and initialisation are not training)."""
         self.report = PeakReport()
+        self._pending = None
 
     def set_phase(self, phase, step=None):
         if phase != self.phase:
@@ -178,12 +180,15 @@ class MemoryTracker(TorchDispatchMode):
             st = storage_of(p)
             if st is None:
                 continue
-            rec = self._records.get(self._key(st))
+            k = self._key(st)
+            rec = self._records.get(k)
             if rec is not None:
-                n = st.nbytes()
-                if n != rec.nbytes:
-                    self.live += n - rec.nbytes
-                    rec.nbytes = n
+                self._resize(k, rec, st.nbytes())
+
+    def _resize(self, k, rec, n):
+        if n != rec.nbytes:
+            self.live += n - rec.nbytes
+            self._records[k] = rec._replace(nbytes=n)
 
     def _check_peak(self):
         key = f"{self.phase}"
@@ -194,16 +199,17 @@ class MemoryTracker(TorchDispatchMode):
             self.report.peak_bytes = self.live
             self.report.peak_phase = self.phase
             self.report.peak_step = self.step
-            # A gradient is computed before autograd stores it in `.grad`; the split of a
-            # backward peak waits for the end of the backward, when `.grad` is set.
-            self._pending = [(k, rec.nbytes, rec.tag, rec.origin, k in self._saved) for k, rec in self._records.items()]
-            self._pending_phase = self.phase
-            if self.phase != "backward":
-                self.resolve_peak()
+            # The split is decided later (`resolve_peak`): a gradient is computed before
+            # autograd stores it in `.grad`, so a backward peak is split once `.grad` is set.
+            # The snapshot is two shallow copies, cheap enough for every new peak.
+            self._pending = (dict(self._records), set(self._saved), self.phase)
 
     def resolve_peak(self):
+        """Splits the pending peak snapshot into categories with the gradients and optimizer
+        states as they are now. Called at every phase change and before `zero_grad`."""
         if self._pending is not None:
-            self.report.at_peak = self._categorize(self._pending, self._pending_phase)
+            records, saved, phase = self._pending
+            self.report.at_peak = self._categorize(records, saved, phase)
             self._pending = None
 
     def check_now(self):
@@ -211,10 +217,7 @@ class MemoryTracker(TorchDispatchMode):
         for k, ref in list(self._refs.items()):
             st = ref()
             if st is not None:
-                rec = self._records[k]
-                n = st.nbytes()
-                self.live += n - rec.nbytes
-                rec.nbytes = n
+                self._resize(k, self._records[k], st.nbytes())
         self._check_peak()
 
     # --- categories ---------------------------------------------------------------------
@@ -228,12 +231,20 @@ class MemoryTracker(TorchDispatchMode):
         return keys
 
     def categorize(self):
-        entries = [(k, rec.nbytes, rec.tag, rec.origin, k in self._saved) for k, rec in self._records.items()]
-        return self._categorize(entries, self.phase)
+        return self._categorize(self._records, self._saved, self.phase)
 
-    def _categorize(self, entries, phase):
-        grads = self._storage_keys(p.grad for p in self._grad_owners if p.grad is not None)
-        states = self._storage_keys(
+    def _serials(self, tensors):
+        """Serials of the storages of `tensors` as tracked now."""
+        out = set()
+        for k in self._storage_keys(tensors):
+            rec = self._records.get(k)
+            if rec is not None:
+                out.add(rec.serial)
+        return out
+
+    def _categorize(self, records, saved, phase):
+        grads = self._serials(p.grad for p in self._grad_owners if p.grad is not None)
+        states = self._serials(
             v
             for opt in self._optimizers
             for s in opt.state.values()
@@ -241,18 +252,18 @@ class MemoryTracker(TorchDispatchMode):
             if isinstance(v, torch.Tensor)
         )
         out = dict.fromkeys(CATEGORIES, 0)
-        for k, nbytes, tag, origin, saved in entries:
-            if tag == "parameters":
+        for k, rec in records.items():
+            if rec.tag == "parameters":
                 cat = "parameters"
-            elif k in grads or tag == "gradients":
+            elif rec.serial in grads or rec.tag == "gradients":
                 cat = "gradients"
-            elif k in states:
+            elif rec.serial in states:
                 cat = "optimizer_states"
-            elif origin == "forward" and (saved or phase != "forward"):
+            elif rec.origin == "forward" and (k in saved or phase != "forward"):
                 cat = "activations"
             else:
                 cat = "temporaries"
-            out[cat] += nbytes
+            out[cat] += rec.nbytes
         return out
 
 

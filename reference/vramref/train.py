@@ -83,8 +83,9 @@ def _run_in_world(sc):
                 del loss
             tracker.set_phase("optimizer", step)
             optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
             tracker.check_now()
+            tracker.resolve_peak()  # an optimizer-step peak is split while .grad still exists
+            optimizer.zero_grad(set_to_none=True)
         tracker.set_phase("done")
         facts["sdpa_calls"] = dict(sdpa_state["calls"])
         sdpa_state["calls"].update(flash=0, efficient=0, fallback=0)
@@ -198,8 +199,9 @@ def _run_pipeline(sc, model, config, dtype, tracker, facts, sdpa_state):
             schedule.step(*args, **kwargs)
         tracker.set_phase("optimizer", step)
         optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
         tracker.check_now()
+        tracker.resolve_peak()
+        optimizer.zero_grad(set_to_none=True)
     tracker.set_phase("done")
     facts["sdpa_calls"] = dict(sdpa_state["calls"])
     facts["attn_implementation"] = model.config._attn_implementation
