@@ -95,13 +95,16 @@ def deepspeed_estimate(row, timer):
 
         _, gpu_mem, _ = timer.run(
             "deepspeed",
-            lambda: estimate_zero3_model_states_mem_needs(total, largest, num_gpus_per_node=gpus, num_nodes=1),
+            lambda: estimate_zero3_model_states_mem_needs(
+                total, largest, num_gpus_per_node=gpus, num_nodes=1, cpu_offload=False, cpu_offload_params=False
+            ),
         )
         return int(gpu_mem), "ZeRO-3 model states (no offload)"
     from deepspeed.runtime.zero.stage_1_and_2 import estimate_zero2_model_states_mem_needs
 
     _, gpu_mem = timer.run(
-        "deepspeed", lambda: estimate_zero2_model_states_mem_needs(total, num_gpus_per_node=gpus, num_nodes=1)
+        "deepspeed",
+        lambda: estimate_zero2_model_states_mem_needs(total, num_gpus_per_node=gpus, num_nodes=1, cpu_offload=False),
     )
     return int(gpu_mem), "ZeRO-2 model states (no offload)"
 
@@ -141,6 +144,9 @@ def llm_analysis_config(preset, num_layers, folder):
         "max_seq_len": getattr(text, "max_position_embeddings", 4096),
         "num_key_value_heads": getattr(text, "num_key_value_heads", heads) or heads,
         "ffn_embed_dim": text.intermediate_size,
+        # given with the FFN size, so its divisibility assertion (SwiGLU sizes are not
+        # multiples of the hidden size) is not reached
+        "expansion_ratio": text.intermediate_size / text.hidden_size,
         "model_type": text.model_type,
     }
     path = Path(folder) / f"{entry['name']}.json"
@@ -153,8 +159,8 @@ def llm_analysis_estimate(row, timer, folder):
     family = row["family"]
     if family in ("mixtral", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"):
         return None, "MoE: llm-analysis's ModelConfig has no expert FFN size or shared experts"
-    if family in ("gpt2", "phi3"):
-        return None, "llm-analysis needs ffn_embed_dim divisible by hidden_dim"
+    if s["optimizer"] != "adamw":
+        return None, "llm-analysis models Adam's optimizer states"
     if row["method"] != "full" or s.get("vpp", 1) > 1 or s.get("fsdp") == "hybrid_shard":
         return None, "llm-analysis has no LoRA/QLoRA, interleaving or hybrid sharding"
     try:
@@ -185,6 +191,9 @@ def llm_analysis_estimate(row, timer, folder):
                 total_num_gpus=row["world"],
                 flash_attn=True,
                 mlp_gated_linear_units=family != "gpt2",
+                # pure bf16: no fp32 master copy, AdamW's two states in bf16
+                master_weights_dtype_bytes=2 if s["param_dtype"] == "bf16" else 4,
+                other_op_bytes=4 if s["optimizer_dtype"] == "bf16" else 8,
                 log_level="ERROR",
             )
 
@@ -195,10 +204,31 @@ def llm_analysis_estimate(row, timer, folder):
     return int(out["(weight+op_state+grad+act)_memory_per_gpu"]), f"dtype {dtype}, ZeRO {zero}"
 
 
-def main():
+def time_vramplan(binary, settings, folder, timer):
+    import subprocess
+
+    path = Path(folder) / "scenario.json"
+    path.write_text(json.dumps(settings))
+    cmd = [binary, "estimate", "--scenario", str(path), "--format", "json"]
+    timer.run("vramplan (one process per estimate)", lambda: subprocess.run(cmd, capture_output=True, check=True))
+
+
+def main(argv=None):
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reference", default=str(REFERENCE))
+    ap.add_argument("--output", default=str(OUTPUT))
+    ap.add_argument(
+        "--vramplan",
+        default=None,
+        help="a vramplan binary: also time `vramplan estimate --scenario` per row (a whole process"
+        " each), for the time comparison; its estimates are not recorded here",
+    )
+    args = ap.parse_args(argv)
     logging.disable(logging.WARNING)
     warnings.filterwarnings("ignore")
-    data = json.loads(REFERENCE.read_text())
+    data = json.loads(Path(args.reference).read_text())
     timer = Timer()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -213,6 +243,8 @@ def main():
                 entry[name] = {"bytes": value, "note": why} if value is not None else {"not_applicable": why}
             entry["megatron_core"] = {"not_applicable": MEGATRON_NOTE}
             rows.append(entry)
+            if args.vramplan:
+                time_vramplan(args.vramplan, row["settings"], folder, timer)
     versions = {n: metadata.version(n) for n in ("deepspeed", "accelerate", "llm-analysis", "megatron-core")}
     out = {
         "command": "reference/peers/run.sh",
@@ -227,7 +259,7 @@ def main():
         "time_per_estimate_ms": timer.per_estimate_ms(),
         "rows": rows,
     }
-    OUTPUT.write_text(json.dumps(out, indent=1) + "\n")
+    Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
     applicable = {k: sum(1 for r in rows if "bytes" in r[k]) for k in ("deepspeed", "accelerate", "llm_analysis")}
     print(f"{len(rows)} rows; estimates per peer: {applicable}; ms per estimate: {timer.per_estimate_ms()}")
 
