@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 committed="$here/../data/measurements/pytorch_reference.json"
 [ -x "$here/.venv/bin/python" ] || "$here/setup.sh"
-(cd "$here" && .venv/bin/python -m pytest -q tests)
+(cd "$here" && .venv/bin/black --check --quiet . && .venv/bin/python -m pytest -q tests)
 fresh="$(mktemp --suffix=.json)"
 trap 'rm -f "$fresh"' EXIT
 "$here/run.sh" --output "$fresh" "$@"

@@ -17,7 +17,9 @@ def estimate(binary, settings):
         json.dump(settings, f)
         path = f.name
     try:
-        proc = subprocess.run([binary, "estimate", "--scenario", path, "--format", "json"], capture_output=True, text=True)
+        proc = subprocess.run(
+            [binary, "estimate", "--scenario", path, "--format", "json"], capture_output=True, text=True
+        )
     finally:
         Path(path).unlink()
     return proc

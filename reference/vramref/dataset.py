@@ -135,7 +135,11 @@ def build(workers, limit=None, only=None):
         results = []
         for i, r in enumerate(pool.imap_unordered(run_one, items, chunksize=1)):
             results.append(r)
-            print(f"[{i + 1}/{len(items)}] {r['id']} {'ERROR ' + r['error'] if 'error' in r else r['peak_allocated_bytes']}", file=sys.stderr, flush=True)
+            print(
+                f"[{i + 1}/{len(items)}] {r['id']} {'ERROR ' + r['error'] if 'error' in r else r['peak_allocated_bytes']}",
+                file=sys.stderr,
+                flush=True,
+            )
     rows = sorted((r for r in results if "error" not in r), key=lambda r: r["id"])
     not_run = sorted(({"id": r["id"], "reason": r["error"]} for r in results if "error" in r), key=lambda r: r["id"])
     counts = [parameter_count(p) for p in preset_names()]

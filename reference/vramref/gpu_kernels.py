@@ -2,19 +2,20 @@
 
 `F.scaled_dot_product_attention` picks its backend in C++ from the GPU's properties
 (`sdp_utils.cpp`, `select_sdp_backend`). Without a GPU (and for CPU tensors) it picks the math
-backend or the CPU flash kernel; the math backend which materialises the s x s scores and softmax - memory no H100 run has. On an
-H100 with bf16/fp16 inputs, head_dim <= 256 and no explicit mask, PyTorch picks FlashAttention-2
+backend, which materialises the s x s scores and softmax (memory no H100 run has), or the CPU
+flash kernel. On an H100 with bf16/fp16 inputs, head_dim <= 256 and no explicit mask, PyTorch picks FlashAttention-2
 (`_scaled_dot_product_flash_attention`, which also accepts fewer key/value heads than query
 heads, so `enable_gqa` needs no copy); with an explicit mask or fp32 inputs it picks the
 memory-efficient kernel (`_scaled_dot_product_efficient_attention`). Both ops have meta
-functions, so under FakeTensorMode their outputs and the tensors their autograd formulas save
-(query, key, value, output, logsumexp; plus the mask for the efficient kernel) are exactly the
-GPU kernel's. `emulate_cuda_sdpa` installs that choice; anything else falls back to the
-original function and is reported through `fallbacks`.
+functions that run on fake tensors of any device, so their outputs and the tensors their
+autograd formulas save (query, key, value, output, logsumexp; plus the mask for the efficient
+kernel) are exactly the GPU kernel's. `emulate_cuda_sdpa` installs that choice; nested
+tensors and extra arguments fall back to the original function (counted in `calls`).
 
-What stays invisible either way: memory a kernel allocates inside itself (the flash backward's
-expanded dK/dV for GQA, cuBLAS workspaces) is not an ATen tensor on the GPU either and is
-outside `max_memory_allocated` only when it comes from the workspace pool.
+What a dispatcher-level tracker cannot see: memory a kernel allocates inside itself. On the
+GPU, FlashAttention-2's backward (`mha_bwd`) allocates an fp32 dQ accumulator, fp32 softmax
+sums and, for GQA, dK/dV expanded to all query heads; the caching allocator counts them in
+`max_memory_allocated`, the reference does not (reference/README.md states the bound).
 """
 
 from __future__ import annotations

@@ -245,11 +245,7 @@ class MemoryTracker(TorchDispatchMode):
     def _categorize(self, records, saved, phase):
         grads = self._serials(p.grad for p in self._grad_owners if p.grad is not None)
         states = self._serials(
-            v
-            for opt in self._optimizers
-            for s in opt.state.values()
-            for v in s.values()
-            if isinstance(v, torch.Tensor)
+            v for opt in self._optimizers for s in opt.state.values() for v in s.values() if isinstance(v, torch.Tensor)
         )
         out = dict.fromkeys(CATEGORIES, 0)
         for k, rec in records.items():
@@ -265,7 +261,6 @@ class MemoryTracker(TorchDispatchMode):
                 cat = "temporaries"
             out[cat] += rec.nbytes
         return out
-
 
 
 @contextmanager
