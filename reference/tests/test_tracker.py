@@ -80,3 +80,16 @@ def test_backward_peak_counts_a_fresh_gradient_as_gradient():
         tracker.set_phase("optimizer", 1)
     assert tracker.report.peak_phase == "backward"
     assert tracker.report.at_peak["gradients"] == 1024 * 1024 * 4
+
+
+def test_item_is_answered_only_inside_answering_scalars():
+    import pytest
+    from torch._subclasses.fake_tensor import DataDependentOutputException
+
+    tracker = MemoryTracker("cpu")
+    with FakeTensorMode(), tracker:
+        x = torch.ones(4)
+        with pytest.raises(DataDependentOutputException):
+            x.sum().item()
+        with tracker.answering_scalars(2.0):
+            assert x.sum().item() == 2.0

@@ -64,15 +64,22 @@ def run_one(item):
     return make_row(family, sc, report, facts)
 
 
-def make_row(family, sc: Scenario, report, facts):
+def describe(family, sc: Scenario, attn_implementation, kernel):
+    """The row's vramplan settings, note and in_target, from the scenario and the attention
+    that ran (`kernel`: flash, efficient or eager)."""
     settings, notes, in_target = to_settings(sc, family)
-    if facts.get("attn_implementation") == "eager":
+    if attn_implementation == "eager":
         settings["flash_attention"] = False
         notes.append("transformers' default attention for this model is eager (scores materialised)")
+    if kernel == "efficient":
+        notes.append("SDPA gets an explicit mask (sliding window / local attention): memory-efficient kernel")
+    return settings, notes, in_target
+
+
+def make_row(family, sc: Scenario, report, facts):
     calls = facts.get("sdpa_calls", {})
     kernel = "flash" if calls.get("flash") else ("efficient" if calls.get("efficient") else "eager")
-    if calls.get("efficient") and not calls.get("flash"):
-        notes.append("SDPA gets an explicit mask (sliding window / local attention): memory-efficient kernel")
+    settings, notes, in_target = describe(family, sc, facts.get("attn_implementation"), kernel)
     param_dtype, autocast, fsdp_mixed = PRECISIONS[sc.precision]
     precision = {
         "fp32": "fp32",

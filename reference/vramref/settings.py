@@ -19,6 +19,7 @@ OPTIMIZER_KEYS = {
 }
 GATED_FAMILIES_NOT = {"gpt2"}  # families whose MLP is not gated
 MOE_FAMILIES = {"mixtral", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"}
+MLA_FAMILIES = {"deepseek_v2", "deepseek_v3"}
 
 
 def framework_of(sc: Scenario):
@@ -85,7 +86,12 @@ def to_settings(sc: Scenario, family: str):
     if sc.optimizer == "adamw-fused" and fw == "hf-trainer":
         notes.append("fused AdamW: vramplan's hf-trainer assumes the foreach temporary, no key to turn it off")
     # --- recompute
-    if sc.recompute != "none":
+    if sc.recompute == "selective-op" and (family in MOE_FAMILIES or family in MLA_FAMILIES):
+        # vramplan refuses selective-op for MoE and MLA layers: the row keeps what ran in its
+        # harness block and note, the settings leave recompute out, and it is out of target
+        notes.append("op-level selective recompute on an MoE/MLA model: vramplan has no such setting")
+        in_target = False
+    elif sc.recompute != "none":
         s["recompute"] = sc.recompute
         if sc.recompute == "full" and sc.recompute_every > 1:
             s["recompute_layers"] = sc.num_layers // sc.pp // sc.vpp // sc.recompute_every

@@ -88,6 +88,7 @@ class MemoryTracker(TorchDispatchMode):
         self._saved: set[int] = set()
         self._pending = None
         self._serial = 0
+        self.scalar_answer = None
 
     # --- registration -------------------------------------------------------------------
     def _key(self, st):
@@ -148,6 +149,17 @@ class MemoryTracker(TorchDispatchMode):
         finally:
             self.forced_tag = prev
 
+    @contextmanager
+    def answering_scalars(self, value=1.0):
+        """Inside, `.item()` of a fake tensor returns `value`. Fake tensors hold no values;
+        torch.optim.Adafactor reads its step count and RMS norms with `.item()` to compute
+        Python step sizes, which change the update's values but not what is allocated."""
+        prev, self.scalar_answer = self.scalar_answer, value
+        try:
+            yield
+        finally:
+            self.scalar_answer = prev
+
     def reset_peak(self):
         """Forget peaks so far (model construction and initialisation are not training)."""
         self.report = PeakReport()
@@ -162,6 +174,8 @@ class MemoryTracker(TorchDispatchMode):
 
     # --- dispatch -----------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is torch.ops.aten._local_scalar_dense.default and self.scalar_answer is not None:
+            return self.scalar_answer  # a Python number: allocates nothing on the device
         out = func(*args, **(kwargs or {}))
         flat_out, _ = tree_flatten(out)
         for t in flat_out:

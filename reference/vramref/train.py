@@ -82,7 +82,8 @@ def _run_in_world(sc):
                 loss.backward()
                 del loss
             tracker.set_phase("optimizer", step)
-            optimizer.step()
+            with tracker.answering_scalars():
+                optimizer.step()
             tracker.check_now()
             tracker.resolve_peak()  # an optimizer-step peak is split while .grad still exists
             optimizer.zero_grad(set_to_none=True)
@@ -198,7 +199,8 @@ def _run_pipeline(sc, model, config, dtype, tracker, facts, sdpa_state):
             kwargs = {"target": ids, "losses": []} if last else {}
             schedule.step(*args, **kwargs)
         tracker.set_phase("optimizer", step)
-        optimizer.step()
+        with tracker.answering_scalars():
+            optimizer.step()
         tracker.check_now()
         tracker.resolve_peak()
         optimizer.zero_grad(set_to_none=True)
