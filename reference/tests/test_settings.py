@@ -40,3 +40,8 @@ def test_rows_vramplan_cannot_express_are_out_of_target():
 def test_every_nth_layer_recompute_counts_layers():
     s, _, _ = to_settings(Scenario("Llama-3.1-8B", 4, recompute="full", recompute_every=2), "llama")
     assert (s["recompute"], s["recompute_layers"]) == ("full", 2)
+
+
+def test_tp_rows_say_their_logits_are_replicated():
+    _, notes, in_target = to_settings(Scenario("Llama-3.1-8B", 2, layout="tp", world=2, tp=2), "llama")
+    assert not in_target and any("full-vocabulary logits" in n for n in notes)
