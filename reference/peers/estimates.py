@@ -135,6 +135,8 @@ def llm_analysis_config(preset, num_layers, folder):
     config = build_config(preset, num_layers=num_layers)
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
     heads = text.num_attention_heads
+    # GPT-2 names its FFN width n_inner, None meaning 4 h
+    ffn = getattr(text, "intermediate_size", None) or getattr(text, "n_inner", None) or 4 * text.hidden_size
     entry = {
         "name": f"{preset}-L{num_layers}",
         "num_layers": num_layers,
@@ -143,10 +145,10 @@ def llm_analysis_config(preset, num_layers, folder):
         "vocab_size": text.vocab_size,
         "max_seq_len": getattr(text, "max_position_embeddings", 4096),
         "num_key_value_heads": getattr(text, "num_key_value_heads", heads) or heads,
-        "ffn_embed_dim": text.intermediate_size,
+        "ffn_embed_dim": ffn,
         # given with the FFN size, so its divisibility assertion (SwiGLU sizes are not
         # multiples of the hidden size) is not reached
-        "expansion_ratio": text.intermediate_size / text.hidden_size,
+        "expansion_ratio": ffn / text.hidden_size,
         "model_type": text.model_type,
     }
     path = Path(folder) / f"{entry['name']}.json"
