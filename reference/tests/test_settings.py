@@ -45,3 +45,12 @@ def test_every_nth_layer_recompute_counts_layers():
 def test_tp_rows_say_their_logits_are_replicated():
     _, notes, in_target = to_settings(Scenario("Llama-3.1-8B", 2, layout="tp", world=2, tp=2), "llama")
     assert not in_target and any("full-vocabulary logits" in n for n in notes)
+
+
+def test_depth_transformers_builds_differently_is_out_of_target():
+    # DeepSeek-V3: 3 dense layers first and one MTP module in the preset; the HF class has no MTP
+    _, notes, in_target = to_settings(Scenario("DeepSeek-V3", 2), "deepseek_v3")
+    assert not in_target
+    assert any("first_k_dense_replace" in n for n in notes) and any("multi-token" in n for n in notes)
+    _, _, in_target = to_settings(Scenario("DeepSeek-V2-Lite", 2), "deepseek_v2")
+    assert in_target

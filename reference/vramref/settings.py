@@ -8,6 +8,7 @@ keeps gate, up, SiLU output and product). What vramplan has no key for goes into
 
 from __future__ import annotations
 
+from .models import preset_dict, text_config_dict
 from .scenario import PRECISIONS, Scenario
 
 OPTIMIZER_KEYS = {
@@ -79,6 +80,20 @@ def to_settings(sc: Scenario, family: str):
         # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True); so are their states
         s["optimizer_dtype"] = "fp32"
         s["grad_dtype"] = "fp32"
+    # --- model depth as transformers builds it
+    raw = text_config_dict(preset_dict(sc.preset))
+    if raw.get("first_k_dense_replace", 0) >= sc.num_layers:
+        notes.append(
+            f"the harness lowers first_k_dense_replace to 1 so {sc.num_layers} layers hold an MoE layer;"
+            " vramplan keeps the preset's dense layers and has no key for it"
+        )
+        in_target = False
+    if raw.get("num_nextn_predict_layers"):
+        notes.append(
+            "transformers' class has no multi-token-prediction module; vramplan counts the preset's"
+            " num_nextn_predict_layers and has no key to leave it out"
+        )
+        in_target = False
     # --- model-code facts (Hugging Face)
     fp32_logits = param_dtype == "fp32" and not autocast
     # logits, their .float() upcast (the same tensor when already fp32) and log_softmax's output
