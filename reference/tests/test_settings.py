@@ -54,3 +54,20 @@ def test_depth_transformers_builds_differently_is_out_of_target():
     assert any("first_k_dense_replace" in n for n in notes) and any("multi-token" in n for n in notes)
     _, _, in_target = to_settings(Scenario("DeepSeek-V2-Lite", 2), "deepseek_v2")
     assert in_target
+
+
+def test_compare_rows_tolerates_only_a_few_bytes():
+    import copy
+
+    from compare_rows import rows_equal
+
+    row = {"id": "x", "peak_allocated_bytes": 1000, "at_peak": {"parameters": 10}, "note": "n"}
+    near = copy.deepcopy(row)
+    near["peak_allocated_bytes"] += 4
+    assert rows_equal(row, near)
+    far = copy.deepcopy(row)
+    far["at_peak"]["parameters"] += 1024
+    assert not rows_equal(row, far)
+    other = copy.deepcopy(row)
+    other["note"] = "m"
+    assert not rows_equal(row, other)

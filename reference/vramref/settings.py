@@ -150,6 +150,8 @@ def to_settings(sc: Scenario, family: str):
                 "transformers keeps MoE experts as 3-D parameters, not nn.Linear: LoRA adds no expert"
                 " adapters and QLoRA leaves the experts bf16"
             )
+            if sc.method == "qlora":
+                in_target = False  # vramplan's QLoRA quantizes every base weight, experts included
     elif sc.method == "frozen":
         s["freeze_embeddings"] = sc.freeze_embeddings
         s["freeze_first_layers"] = sc.freeze_first_layers
