@@ -5,4 +5,6 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 [ -x "$here/.venv/bin/python" ] || "$here/setup.sh"
 cd "$here"
+# fixed string hashing: the reasons of refused scenarios print Python sets (PEFT's messages)
+export PYTHONHASHSEED=0
 exec nice -n 10 "$here/.venv/bin/python" -m vramref.dataset "$@"
