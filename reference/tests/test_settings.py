@@ -1,0 +1,73 @@
+from vramref.scenario import Scenario
+from vramref.settings import to_settings
+
+
+def test_pure_bf16_single_gpu_says_what_ran():
+    s, notes, in_target = to_settings(Scenario("Llama-3.1-8B", 2, optimizer="adamw-foreach"), "llama")
+    assert in_target
+    assert "framework" not in s  # plain PyTorch loop: explicit keys only
+    assert (s["param_dtype"], s["grad_dtype"], s["optimizer_dtype"]) == ("bf16", "bf16", "bf16")
+    assert s["master_weights"] is False and s["lazy_gradients"] is True
+    assert s["loss_bytes_per_logit"] == 10 and s["gated_mlp_tensors"] == 4
+    assert any("foreach" in n for n in notes)
+
+
+def test_fp32_logits_are_not_copied_by_the_upcast():
+    s, _, _ = to_settings(Scenario("gpt2", 2, precision="fp32"), "gpt2")
+    assert s["loss_bytes_per_logit"] == 8
+    assert "gated_mlp_tensors" not in s
+
+
+def test_layouts_map_to_vramplan_keys():
+    fsdp, _, _ = to_settings(Scenario("Qwen3-8B", 2, layout="fsdp", world=4, dp=4, precision="fsdp-mixed"), "qwen3")
+    assert (fsdp["framework"], fsdp["fsdp"], fsdp["fsdp_mixed_precision"]) == ("torchtitan", "full_shard", True)
+    assert fsdp["global_batch"] == 4
+    hsdp, _, _ = to_settings(Scenario("Qwen3-8B", 2, layout="hsdp", world=4, dp=4), "qwen3")
+    assert (hsdp["fsdp"], hsdp["fsdp_shard_group"]) == ("hybrid_shard", 2)
+    pp, _, _ = to_settings(
+        Scenario("Qwen3-8B", 6, layout="pp", world=2, pp=2, vpp=2, schedule="interleaved", microbatches=4), "qwen3"
+    )
+    assert (pp["pp"], pp["vpp"], pp["schedule"], pp["global_batch"]) == (2, 2, "interleaved", 4)
+
+
+def test_rows_vramplan_cannot_express_are_out_of_target():
+    _, notes, in_target = to_settings(Scenario("Llama-3.1-8B", 2, layout="ddp", world=2, dp=2), "llama")
+    assert not in_target and any("replicate" in n for n in notes)
+    _, _, in_target = to_settings(Scenario("gpt2", 2, method="qlora", lora_targets="all-linear"), "gpt2")
+    assert not in_target
+
+
+def test_every_nth_layer_recompute_counts_layers():
+    s, _, _ = to_settings(Scenario("Llama-3.1-8B", 4, recompute="full", recompute_every=2), "llama")
+    assert (s["recompute"], s["recompute_layers"]) == ("full", 2)
+
+
+def test_tp_rows_say_their_logits_are_replicated():
+    _, notes, in_target = to_settings(Scenario("Llama-3.1-8B", 2, layout="tp", world=2, tp=2), "llama")
+    assert not in_target and any("full-vocabulary logits" in n for n in notes)
+
+
+def test_depth_transformers_builds_differently_is_out_of_target():
+    # DeepSeek-V3: 3 dense layers first and one MTP module in the preset; the HF class has no MTP
+    _, notes, in_target = to_settings(Scenario("DeepSeek-V3", 2), "deepseek_v3")
+    assert not in_target
+    assert any("first_k_dense_replace" in n for n in notes) and any("multi-token" in n for n in notes)
+    _, _, in_target = to_settings(Scenario("DeepSeek-V2-Lite", 2), "deepseek_v2")
+    assert in_target
+
+
+def test_compare_rows_tolerates_only_a_few_bytes():
+    import copy
+
+    from compare_rows import rows_equal
+
+    row = {"id": "x", "peak_allocated_bytes": 1000, "at_peak": {"parameters": 10}, "note": "n"}
+    near = copy.deepcopy(row)
+    near["peak_allocated_bytes"] += 4
+    assert rows_equal(row, near)
+    far = copy.deepcopy(row)
+    far["at_peak"]["parameters"] += 1024
+    assert not rows_equal(row, far)
+    other = copy.deepcopy(row)
+    other["note"] = "m"
+    assert not rows_equal(row, other)

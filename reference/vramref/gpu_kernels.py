@@ -1,0 +1,116 @@
+"""The GPU's attention kernel for fake tensors on a machine without a GPU.
+
+`F.scaled_dot_product_attention` picks its backend in C++ from the GPU's properties
+(`sdp_utils.cpp`, `select_sdp_backend`). Without a GPU (and for CPU tensors) it picks the math
+backend, which materialises the s x s scores and softmax (memory no H100 run has), or the CPU
+flash kernel. On an H100 with bf16/fp16 inputs, head_dim <= 256 and no explicit mask, PyTorch picks FlashAttention-2
+(`_scaled_dot_product_flash_attention`, which also accepts fewer key/value heads than query
+heads, so `enable_gqa` needs no copy); with an explicit mask or fp32 inputs it picks the
+memory-efficient kernel (`_scaled_dot_product_efficient_attention`). Both ops have meta
+functions that run on fake tensors of any device, so their outputs and the tensors their
+autograd formulas save (query, key, value, output, logsumexp; plus the mask for the efficient
+kernel) are exactly the GPU kernel's. `emulate_cuda_sdpa` installs that choice; nested
+tensors and extra arguments fall back to the original function (counted in `calls`).
+
+What a dispatcher-level tracker cannot see: memory a kernel allocates inside itself. On the
+GPU, FlashAttention-2's backward (`mha_bwd`) allocates an fp32 dQ accumulator, fp32 softmax
+sums and, for GQA, dK/dV expanded to all query heads; the caching allocator counts them in
+`max_memory_allocated`, the reference does not (reference/README.md states the bound).
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+
+import torch
+import torch.nn.functional as F
+
+FLASH_MAX_HEAD_DIM = 256
+_state = {"fallbacks": [], "calls": {"flash": 0, "efficient": 0, "fallback": 0}}
+
+
+def _pad_last(t, multiple=8):
+    d = t.shape[-1]
+    if d % multiple == 0:
+        return t
+    return F.pad(t, (0, multiple - d % multiple))
+
+
+def _gpu_sdpa(
+    query,
+    key,
+    value,
+    attn_mask=None,
+    dropout_p=0.0,
+    is_causal=False,
+    scale=None,
+    enable_gqa=False,
+    **extra,
+):
+    if extra or query.is_nested:
+        _state["calls"]["fallback"] += 1
+        return _original(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa=enable_gqa, **extra)
+    d = query.shape[-1]
+    if scale is None:
+        scale = 1.0 / math.sqrt(d)
+    if not enable_gqa and key.shape[-3] != query.shape[-3]:
+        raise ValueError("key heads differ from query heads without enable_gqa")
+    half = query.dtype in (torch.bfloat16, torch.float16)
+    if attn_mask is None and half and d <= FLASH_MAX_HEAD_DIM:
+        _state["calls"]["flash"] += 1
+        # sdp's flash path pads the head dim to a multiple of 8 and slices the output back
+        q, k, v = _pad_last(query), _pad_last(key), _pad_last(value)
+        out = _flash(q, k, v, dropout_p, is_causal, None, scale)
+        return out[..., :d] if out.shape[-1] != d else out
+    # H100 runs the memory-efficient kernel (fp32, explicit masks, head dims over 256); it
+    # saves the same q, k, v, output, logsumexp and mask, and needs equal head counts
+    _state["calls"]["efficient"] += 1
+    if key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(rep, dim=-3)
+        value = value.repeat_interleave(rep, dim=-3)
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill_(~attn_mask, float("-inf"))
+    return _flash(query, key, value, dropout_p, is_causal and attn_mask is None, attn_mask, scale)
+
+
+def _flash(q, k, v, dropout_p, is_causal, attn_mask, scale):
+    """The H100's kernel. Its meta function runs on fake tensors of any device, and its
+    autograd formula saves what the CUDA kernel saves (q, k, v, output, logsumexp, mask)."""
+    if attn_mask is not None:
+        return torch.ops.aten._scaled_dot_product_efficient_attention(
+            q, k, v, attn_mask, True, dropout_p, is_causal, scale=scale
+        )[0]
+    return torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal, False, scale=scale)[0]
+
+
+_original = F.scaled_dot_product_attention
+
+
+@contextmanager
+def emulate_cuda_sdpa():
+    """Route SDPA on fake CUDA tensors to the kernel an H100 would run."""
+    F.scaled_dot_product_attention = _gpu_sdpa
+    torch.nn.functional.scaled_dot_product_attention = _gpu_sdpa
+    try:
+        yield _state
+    finally:
+        F.scaled_dot_product_attention = _original
+
+
+@contextmanager
+def hf_unpacked_sequences():
+    """Hugging Face decides from the *values* of `position_ids` whether a batch packs several
+    sequences (`masking_utils.find_packed_sequence_indices`); on fake tensors it cannot read
+    them and assumes packing, building an explicit mask that sends SDPA to another kernel. The
+    harness feeds one unpacked sequence per row (positions 0..s-1), for which that function
+    returns None on a GPU; this context makes it return that value."""
+    import transformers.masking_utils as masking
+
+    original = masking.find_packed_sequence_indices
+    masking.find_packed_sequence_indices = lambda position_ids: None
+    try:
+        yield
+    finally:
+        masking.find_packed_sequence_indices = original

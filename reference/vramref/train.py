@@ -1,0 +1,212 @@
+"""Runs one scenario: the model on fake tensors, the layout, two training steps, the tracker."""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from . import finetune, layouts, recompute
+from .distributed import fake_world, mesh, meshes_outside_fake_mode
+from .gpu_kernels import emulate_cuda_sdpa, hf_unpacked_sequences
+from .models import build_config, build_model, materialize_fake
+from .scenario import PRECISIONS, Scenario
+from .tracker import MemoryTracker, saved_tensor_marking
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+class NotRunnable(Exception):
+    """The scenario cannot run with this model code or layout; the message says why."""
+
+
+def make_optimizer(name, params):
+    params = list(params)
+    if name == "adamw-foreach":
+        return torch.optim.AdamW(params, lr=1e-4, foreach=True)
+    if name == "adamw-fused":
+        return torch.optim.AdamW(params, lr=1e-4, fused=True)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-4, foreach=True)
+    if name == "sgd-momentum":
+        return torch.optim.SGD(params, lr=1e-4, momentum=0.9, foreach=True)
+    if name == "adafactor":
+        return torch.optim.Adafactor(params, lr=1e-2, foreach=True)
+    raise ValueError(f"optimizer {name!r}")
+
+
+def run(sc: Scenario):
+    """Returns (tracker report, facts dict). Raises NotRunnable."""
+    with fake_world(sc.world, sc.rank):
+        return _run_in_world(sc)
+
+
+def _run_in_world(sc):
+    param_dtype_name, autocast, fsdp_mixed = PRECISIONS[sc.precision]
+    dtype = DTYPES[param_dtype_name]
+    tracker = MemoryTracker("cpu")
+    facts = {}
+    meshes = _meshes(sc)  # device meshes read real rank tables: built outside fake mode
+    fake = FakeTensorMode(allow_non_fake_inputs=True)
+    with meshes_outside_fake_mode(), fake, tracker, emulate_cuda_sdpa() as sdpa_state, hf_unpacked_sequences():
+        config = build_config(sc.preset, num_layers=sc.num_layers)
+        with fake_mode_off():
+            model = build_model(config, dtype, device="meta")
+            model = _apply_method(sc, model)
+        if sc.layout == "pp":
+            return _run_pipeline(sc, model, config, dtype, tracker, facts, sdpa_state)
+        materialize_fake(_base(model))
+        if sc.method == "qlora":
+            facts["nf4_linears"] = finetune.quantize_nf4(_base(model))
+        facts["attn_implementation"] = _base(model).config._attn_implementation
+        facts["model_class"] = type(_base(model)).__name__
+        facts["recomputed_layers"] = recompute.apply_recompute(_base(model), sc.recompute, sc.recompute_every)
+        model = _apply_layout(sc, model, meshes, fsdp_mixed, tracker)
+        params = finetune.trainable(model)
+        optimizer = make_optimizer(sc.optimizer, params)
+        tracker.mark_parameters(model)
+        tracker.watch_optimizer(optimizer)
+        tracker.reset_peak()
+        vocab = config.vocab_size
+        ids = torch.randint(0, vocab, (sc.micro_batch, sc.seq_len))
+        amp = torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
+        for step in (1, 2):
+            for _ in range(sc.microbatches):
+                tracker.set_phase("forward", step)
+                with amp, saved_tensor_marking(tracker):
+                    out = model(input_ids=ids, labels=ids, **_positions(sc))
+                loss = out.loss / sc.microbatches
+                del out
+                tracker.set_phase("backward", step)
+                loss.backward()
+                del loss
+            tracker.set_phase("optimizer", step)
+            with tracker.answering_scalars():
+                optimizer.step()
+            tracker.check_now()
+            tracker.resolve_peak()  # an optimizer-step peak is split while .grad still exists
+            optimizer.zero_grad(set_to_none=True)
+        tracker.set_phase("done")
+        facts["sdpa_calls"] = dict(sdpa_state["calls"])
+        sdpa_state["calls"].update(flash=0, efficient=0, fallback=0)
+    return tracker.report, facts
+
+
+@contextlib.contextmanager
+def fake_mode_off():
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with _disable_current_modes():
+        yield
+
+
+def _positions(sc):
+    # HF derives positions from the embedding output's length; under sequence parallelism that
+    # output is a sequence shard, so the full positions are passed as the caller would
+    if sc.tp > 1 and sc.sequence_parallel:
+        return {"position_ids": torch.arange(sc.seq_len).unsqueeze(0)}
+    return {}
+
+
+def _base(model):
+    """The transformers model under PEFT's wrappers."""
+    if hasattr(model, "get_base_model"):
+        return model.get_base_model()
+    return model
+
+
+def _apply_method(sc, model):
+    if sc.method == "lora":
+        for p in model.parameters():
+            p.requires_grad_(False)
+        return finetune.apply_lora(model, sc.lora_rank, sc.lora_targets)
+    if sc.method == "qlora":  # the base is quantized once the model is on fake tensors
+        for p in model.parameters():
+            p.requires_grad_(False)
+        return finetune.apply_lora(model, sc.lora_rank, sc.lora_targets)
+    if sc.method == "frozen":
+        finetune.freeze(model, sc.freeze_embeddings, sc.freeze_first_layers)
+    return model
+
+
+def _meshes(sc):
+    if sc.layout in ("single", "pp"):
+        return None
+    if sc.layout in ("ddp", "fsdp"):
+        return mesh((sc.dp,), ("dp",))
+    if sc.layout == "tp":
+        return mesh((sc.tp,), ("tp",))
+    if sc.layout == "fsdp+tp":
+        return mesh((sc.dp, sc.tp), ("dp", "tp"))
+    if sc.layout == "hsdp":
+        # HSDP: shard within groups of 2, replicate across them
+        return mesh((sc.dp // 2, 2), ("replicate", "shard"))
+    raise NotRunnable(f"layout {sc.layout} is not implemented")
+
+
+def _apply_layout(sc, model, m, fsdp_mixed, tracker):
+    base = _base(model)
+    if sc.layout == "single":
+        return model
+    if sc.layout == "ddp":
+        return layouts.apply_ddp(_base(model), m, tracker) and model
+    if sc.layout in ("tp", "fsdp+tp"):
+        if not layouts.tp_supported(base):
+            raise NotRunnable("the TP plan names Llama-style projections this model does not have")
+        layouts.apply_tp(base, m["tp"], sc.sequence_parallel)
+        if sc.layout == "fsdp+tp":
+            layouts.apply_fsdp(base, m["dp"], sc.reshard_after_forward, fsdp_mixed, tracker)
+        return model
+    if sc.layout in ("fsdp", "hsdp"):
+        layouts.apply_fsdp(base, m, sc.reshard_after_forward, fsdp_mixed, tracker)
+        return model
+    raise NotRunnable(f"layout {sc.layout} is not implemented")
+
+
+def _run_pipeline(sc, model, config, dtype, tracker, facts, sdpa_state):
+    import torch.distributed as dist
+
+    from . import pipeline
+
+    if sc.method != "full" or sc.precision not in ("bf16", "fp32"):
+        raise NotRunnable("pipeline rows run full training in one dtype")
+    facts["recomputed_layers"] = recompute.apply_recompute(model, sc.recompute, sc.recompute_every)
+    stages, modules, parts = pipeline.build_stages(model, sc, dist.group.WORLD, config.hidden_size, dtype)
+    for module in modules:
+        module._apply(lambda t: torch.empty_like(t, device="cpu"))
+    facts["stage_layers"] = [parts[st.stage_index]["layers"] for st in stages]
+    pipeline.track_phases(stages, tracker)
+
+    def loss_fn(logits, labels):
+        return model.loss_function(logits=logits, labels=labels, vocab_size=config.vocab_size)
+
+    schedule = pipeline.make_schedule(sc, stages, loss_fn)
+    params = [p for m in modules for p in m.parameters() if p.requires_grad]
+    optimizer = make_optimizer(sc.optimizer, params)
+    for m in modules:
+        tracker.mark_parameters(m)
+    tracker.watch_optimizer(optimizer)
+    tracker.reset_peak()
+    batch = sc.micro_batch * sc.microbatches
+    ids = torch.randint(0, config.vocab_size, (batch, sc.seq_len))
+    first = any(parts[st.stage_index]["embed"] for st in stages)
+    last = any(parts[st.stage_index]["head"] for st in stages)
+    for step in (1, 2):
+        tracker.set_phase("forward", step)
+        with saved_tensor_marking(tracker):
+            args = (ids,) if first else ()
+            kwargs = {"target": ids, "losses": []} if last else {}
+            schedule.step(*args, **kwargs)
+        tracker.set_phase("optimizer", step)
+        with tracker.answering_scalars():
+            optimizer.step()
+        tracker.check_now()
+        tracker.resolve_peak()
+        optimizer.zero_grad(set_to_none=True)
+    tracker.set_phase("done")
+    facts["sdpa_calls"] = dict(sdpa_state["calls"])
+    facts["attn_implementation"] = model.config._attn_implementation
+    facts["model_class"] = type(model).__name__
+    sdpa_state["calls"].update(flash=0, efficient=0, fallback=0)
+    return tracker.report, facts
