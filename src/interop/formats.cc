@@ -9,7 +9,9 @@ namespace {
 using nlohmann::json;
 
 bool megatron_yaml(const Document& d) { return d.yaml && looks_like_megatron_test_yaml(*d.yaml); }
-Result<Imported> read_megatron_yaml(const Document& d) { return import_megatron_test_yaml(*d.yaml); }
+Result<Imported> read_megatron_yaml(const Document& d) {
+  return import_megatron_test_yaml(*d.yaml);
+}
 
 // Structured documents are never shell commands.
 bool megatron_command(const Document& d) {
@@ -23,11 +25,13 @@ Result<Imported> read_megatron_command(const Document& d) {
 const FormatHandler kHandlers[] = {
     {{"megatron-yaml", ImportKind::kTraining,
       "Megatron-LM functional test model_config.yaml (MODEL_ARGS)"},
-     megatron_yaml, read_megatron_yaml},
+     megatron_yaml,
+     read_megatron_yaml},
     {{"megatron", ImportKind::kTraining,
       "Megatron-LM launch command or script (torchrun ... pretrain_gpt.py ...), or its "
       "argument list"},
-     megatron_command, read_megatron_command},
+     megatron_command,
+     read_megatron_command},
 };
 
 }  // namespace

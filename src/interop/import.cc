@@ -10,9 +10,9 @@
 namespace vramplan {
 namespace {
 
-using nlohmann::json;
 using interop::Document;
 using interop::FormatHandler;
+using nlohmann::json;
 
 // The longest text "from" may hold: launch scripts and configs are a few KiB.
 constexpr size_t kMaxFromBytes = 1 << 20;
@@ -43,9 +43,9 @@ void drop_replaced(json& from_file, const json& given, Imported& imported) {
   if (given.contains("model") || given.contains("model_config")) {
     for (const char* key : {"model", "model_config"})
       if (from_file.erase(key) > 0)
-        imported.warnings.push_back(fmt::format(
-            "the model given beside the file replaces the file's ({})",
-            imported.key_of_setting.count(key) ? imported.key_of_setting[key] : key));
+        imported.warnings.push_back(
+            fmt::format("the model given beside the file replaces the file's ({})",
+                        imported.key_of_setting.count(key) ? imported.key_of_setting[key] : key));
   }
 }
 
@@ -68,8 +68,7 @@ const ImportFormat* detect_import_format(std::string_view text) {
 
 Result<Imported> import_config(std::string_view text, std::string_view format) {
   if (text.size() > kMaxFromBytes)
-    return Error{"from", fmt::format("{} bytes", text.size()), "at most 1 MiB of text",
-                 "too long"};
+    return Error{"from", fmt::format("{} bytes", text.size()), "at most 1 MiB of text", "too long"};
   const Document doc = interop::read_document(text);
   const FormatHandler* h = nullptr;
   if (!format.empty()) {
@@ -87,12 +86,11 @@ Result<Imported> import_config(std::string_view text, std::string_view format) {
 
 Result<SettingsWithImport> apply_from(const json& settings, ImportFor use) {
   SettingsWithImport out{settings, std::nullopt};
-  if (!settings.is_object() || !settings.contains("from") || settings["from"].is_null())
-    return out;
+  if (!settings.is_object() || !settings.contains("from") || settings["from"].is_null()) return out;
   const json& from = settings["from"];
   if (!from.is_string())
-    return Error{"from", from.dump().substr(0, 60),
-                 "the text of a launch config or command line", "not a string"};
+    return Error{"from", from.dump().substr(0, 60), "the text of a launch config or command line",
+                 "not a string"};
   std::string format;
   if (settings.contains("from_format") && !settings["from_format"].is_null()) {
     if (!settings["from_format"].is_string())
@@ -120,9 +118,9 @@ Result<SettingsWithImport> apply_from(const json& settings, ImportFor use) {
     for (const char* key : kPlanLayoutKeys) {
       if (!merged.contains(key) || given.contains(key)) continue;
       imported.ignored.push_back({imported.key_of_setting[key], merged[key].dump(),
-                                   fmt::format("plan searches {} (give it beside the file to fix "
-                                               "it)",
-                                               key)});
+                                  fmt::format("plan searches {} (give it beside the file to fix "
+                                              "it)",
+                                              key)});
       merged.erase(key);
     }
   }

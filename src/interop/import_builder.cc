@@ -12,9 +12,8 @@ using nlohmann::json;
 
 void ImportBuilder::set(std::string_view key, std::string_view value, const std::string& setting,
                         json json_value) {
-  out_.understood.push_back(
-      {std::string(key), std::string(value), fmt::format("{} = {}", setting,
-                                                         value_text(json_value))});
+  out_.understood.push_back({std::string(key), std::string(value),
+                             fmt::format("{} = {}", setting, value_text(json_value))});
   out_.settings[setting] = std::move(json_value);
   out_.key_of_setting[setting] = std::string(key);
 }
@@ -30,8 +29,8 @@ void ImportBuilder::ignore(std::string_view key, std::string_view value, std::st
 void ImportBuilder::unsupported(std::string_view key, std::string_view value,
                                 const std::string& why) {
   ignore(key, value, kNotModelled + why);
-  out_.warnings.push_back(fmt::format("{} = {} changes memory, but vramplan does not model it: {}",
-                                      key, value, why));
+  out_.warnings.push_back(
+      fmt::format("{} = {} changes memory, but vramplan does not model it: {}", key, value, why));
 }
 
 std::string value_text(const json& value) {

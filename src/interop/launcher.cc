@@ -8,7 +8,8 @@ namespace {
 
 // "8", "1:4" (torchrun's elastic range: the most it starts), else 0.
 int64_t count_of(const std::string& text) {
-  const std::string upper = text.substr(text.find(':') == std::string::npos ? 0 : text.find(':') + 1);
+  const std::string upper =
+      text.substr(text.find(':') == std::string::npos ? 0 : text.find(':') + 1);
   int64_t n = 0;
   auto [ptr, ec] = std::from_chars(upper.data(), upper.data() + upper.size(), n);
   if (ec != std::errc() || ptr != upper.data() + upper.size() || n <= 0) return 0;
@@ -46,15 +47,15 @@ std::string first_of(const std::map<std::string, std::string>& options,
 void world_size_of(LaunchedCommand& cmd) {
   const std::map<std::string, std::string> o = options_of(cmd.launcher);
   std::string per_node_flag, nodes_flag, total_flag;
-  const std::string per_node =
-      first_of(o, {"--nproc-per-node", "--nproc_per_node", "--num_gpus", "--num-gpus",
-                   "--gpus-per-node", "--ntasks-per-node"},
-               &per_node_flag);
+  const std::string per_node = first_of(o,
+                                        {"--nproc-per-node", "--nproc_per_node", "--num_gpus",
+                                         "--num-gpus", "--gpus-per-node", "--ntasks-per-node"},
+                                        &per_node_flag);
   const std::string nodes =
       first_of(o, {"--nnodes", "--num_nodes", "--num-nodes", "--num_machines", "--nodes", "-N"},
                &nodes_flag);
-  const std::string total = first_of(o, {"--num_processes", "--num-processes", "--ntasks", "-n"},
-                                     &total_flag);
+  const std::string total =
+      first_of(o, {"--num_processes", "--num-processes", "--ntasks", "-n"}, &total_flag);
   if (!total.empty() && count_of(total) > 0) {
     cmd.world_size = count_of(total);
     cmd.world_size_from = total_flag + " " + total;

@@ -189,7 +189,8 @@ class Parser {
     if (c == '\\') {
       if (at_end()) return;
       const char next = take();
-      if (double_quoted && next != '$' && next != '"' && next != '\\' && next != '`') f.append("\\");
+      if (double_quoted && next != '$' && next != '"' && next != '\\' && next != '`')
+        f.append("\\");
       if (next != '\n') f.append(std::string(1, next));
       return;
     }
@@ -314,7 +315,8 @@ class Parser {
     const std::string rest = body.substr(k);
     auto it = vars_.find(name);
     const bool set = it != vars_.end();
-    const bool null = !set || it->second.empty() || (it->second.size() == 1 && it->second[0].empty());
+    const bool null =
+        !set || it->second.empty() || (it->second.size() == 1 && it->second[0].empty());
     if (length) {
       f.append(std::to_string(set && !it->second.empty() ? it->second[0].size() : 0));
       return;
@@ -411,7 +413,8 @@ class Parser {
       ++p;
       const int64_t v = sum(e, p, ok);
       blanks(e, p);
-      if (p < e.size() && e[p] == ')') ++p;
+      if (p < e.size() && e[p] == ')')
+        ++p;
       else
         ok = false;
       return v;

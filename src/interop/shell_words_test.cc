@@ -11,9 +11,8 @@ TEST(ShellWords, SplitsQuotesEscapesAndContinuations) {
   const ShellScript s = parse_shell(
       "python train.py --name 'a b' --path \"x y\" --esc a\\ b \\\n  --next 1 # a comment\n");
   ASSERT_EQ(s.commands.size(), 1u);
-  EXPECT_EQ(s.commands[0].words,
-            (Words{"python", "train.py", "--name", "a b", "--path", "x y", "--esc", "a b",
-                   "--next", "1"}));
+  EXPECT_EQ(s.commands[0].words, (Words{"python", "train.py", "--name", "a b", "--path", "x y",
+                                        "--esc", "a b", "--next", "1"}));
 }
 
 TEST(ShellWords, ExpandsVariablesArraysAndArithmetic) {
@@ -44,7 +43,8 @@ torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \
 }
 
 TEST(ShellWords, KeepsWhatItCannotExpandAndSaysSo) {
-  const ShellScript s = parse_shell("MASTER=$(hostname)\nrun --addr $MASTER --ckpt $1 --x $UNSET\n");
+  const ShellScript s =
+      parse_shell("MASTER=$(hostname)\nrun --addr $MASTER --ckpt $1 --x $UNSET\n");
   ASSERT_EQ(s.commands.size(), 1u);
   EXPECT_EQ(s.commands[0].words, (Words{"run", "--addr", "$(hostname)", "--ckpt", "$1", "--x"}));
   ASSERT_EQ(s.unexpanded.size(), 3u);

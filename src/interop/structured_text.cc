@@ -1,9 +1,8 @@
 #include "interop/structured_text.h"
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 #include <yaml-cpp/yaml.h>
-
-#include <fmt/format.h>
 
 #include <regex>
 #include <sstream>
@@ -115,8 +114,8 @@ const json* at_path(const json& root, std::string_view dotted) {
   size_t start = 0;
   while (start <= dotted.size()) {
     const size_t dot = dotted.find('.', start);
-    const std::string key(dotted.substr(start, dot == std::string_view::npos ? dotted.npos
-                                                                             : dot - start));
+    const std::string key(
+        dotted.substr(start, dot == std::string_view::npos ? dotted.npos : dot - start));
     if (!node->is_object()) return nullptr;
     auto it = node->find(key);
     if (it == node->end()) return nullptr;

@@ -39,8 +39,8 @@ void read_megatron_sizes(Fields& f, ModelConfig& m) {
     // arguments.py defaults: q projected directly, kv_lora_rank 32, qk 128 + rope 64, v 128.
     m.attention = AttentionKind::kMla;
     m.mla = MlaConfig{f.integer_or("q_lora_rank", 0, 0), f.integer_or("kv_lora_rank", 32),
-                      f.integer_or("qk_head_dim", 128, 0), f.integer_or("qk_pos_emb_head_dim", 64, 0),
-                      f.integer_or("v_head_dim", 128)};
+                      f.integer_or("qk_head_dim", 128, 0),
+                      f.integer_or("qk_pos_emb_head_dim", 64, 0), f.integer_or("v_head_dim", 128)};
     m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
     m.num_kv_heads = m.num_heads;
   }
@@ -91,7 +91,8 @@ Result<std::vector<bool>> moe_layer_pattern(std::string_view text, int64_t layer
     pattern.insert(pattern.end(), std::stoll((*it)[2]), (*it)[1] == "1");
   if (pattern.empty() && s.find_first_of(",[") != std::string::npos) {
     for (char c : s) {
-      if (c == '0' || c == '1') pattern.push_back(c == '1');
+      if (c == '0' || c == '1')
+        pattern.push_back(c == '1');
       else if (!std::isspace(static_cast<unsigned char>(c)) && c != ',' && c != '[' && c != ']')
         return Error{field, s, accepted, ""};
     }

@@ -27,10 +27,10 @@ void add_lines(std::string& out, const std::string& left, const std::string& rig
 }  // namespace
 
 std::string render_imported(const Imported& imported, int width) {
-  std::string out = fmt::format("\nread from {}: {} key{} understood, {} ignored\n",
-                                imported.format, imported.understood.size(),
-                                imported.understood.size() == 1 ? "" : "s",
-                                imported.ignored.size());
+  std::string out =
+      fmt::format("\nread from {}: {} key{} understood, {} ignored\n", imported.format,
+                  imported.understood.size(), imported.understood.size() == 1 ? "" : "s",
+                  imported.ignored.size());
   if (!imported.understood.empty()) out += "  understood\n";
   for (const UnderstoodKey& k : imported.understood)
     add_lines(out, key_and_value(k.key, k.value), k.setting, width);
@@ -51,8 +51,8 @@ std::string render_imported_markdown(const Imported& imported) {
   for (const UnderstoodKey& k : imported.understood)
     out += fmt::format("| `{}` | `{}` | {} |\n", cell(k.key), cell(k.value), cell(k.setting));
   for (const IgnoredKey& k : imported.ignored)
-    out += fmt::format("| `{}` | `{}` | ignored: {} |\n", cell(k.key), cell(k.value),
-                       cell(k.reason));
+    out +=
+        fmt::format("| `{}` | `{}` | ignored: {} |\n", cell(k.key), cell(k.value), cell(k.reason));
   return out;
 }
 

@@ -43,7 +43,7 @@ struct IgnoredKey {
 };
 
 struct Imported {
-  std::string format;                         // the format read
+  std::string format;                                  // the format read
   nlohmann::json settings = nlohmann::json::object();  // vramplan keys
   std::vector<UnderstoodKey> understood;
   std::vector<IgnoredKey> ignored;

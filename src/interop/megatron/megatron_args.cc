@@ -58,28 +58,108 @@ constexpr ModelArg kModelArgs[] = {
 // initialisation, data, checkpoints, logging, evaluation, fused-kernel switches that keep the
 // same tensors.
 constexpr const char* kNoEffectPrefixes[] = {
-    "--lr",           "--min-lr",        "--weight-decay",   "--clip-grad",     "--adam-",
-    "--sgd-momentum", "--init-method", "--rampup-batch-size",   "--train-",         "--eval-",         "--data-",
-    "--split",        "--save",          "--load",           "--log",           "--tensorboard",
-    "--wandb",        "--seed",          "--exit-",          "--timing",        "--ckpt",
-    "--dist-ckpt",    "--mock-data",     "--no-mmap",        "--num-workers",   "--tokenizer-",
-    "--vocab-file",   "--merge-file",    "--rotary-",        "--norm-epsilon",  "--apply-layernorm",
-    "--distributed-backend", "--distributed-timeout", "--use-mcore-models", "--bias-",
-    "--no-bias-",     "--masked-softmax", "--no-masked-softmax", "--no-gradient-accumulation",
-    "--overlap-",     "--check-",        "--deterministic",  "--manual-gc",     "--rerun-",
-    "--use-checkpoint", "--no-load",     "--no-save",        "--finetune",      "--auto-detect",
-    "--attention-softmax-in-fp32",       "--moe-router-load-balancing", "--moe-aux-loss",
-    "--moe-z-loss",   "--moe-router-score", "--moe-router-pre-softmax", "--moe-router-dtype",
-    "--moe-router-topk-scaling", "--moe-router-num-groups", "--moe-router-group-topk",
-    "--moe-token-dispatcher", "--moe-permute-fusion", "--moe-input-jitter", "--moe-router-bias-update",
-    "--mtp-loss", "--use-rope-scaling", "--rope-scaling", "--calculate-per-token-loss",
-    "--async-save", "--use-persistent", "--profile", "--nccl-", "--tp-comm-bootstrap",
-    "--reset-", "--eod-mask", "--object-storage", "--micro-batch-size-per", "--ddp-",
-    "--use-dist-ckpt", "--ft-", "--enable-ft", "--straggler", "--num-dataset", "--dataloader",
-    "--no-persist", "--keep-fp8-transpose-cache", "--fp8-margin", "--fp8-amax", "--fp8-interval",
-    "--fp8-wgrad", "--legacy-tokenizer", "--spec", "--hybrid-", "--qk-l2-norm", "--moe-apply-probs",
-    "--disable-vision", "--inference", "--flash-decode", "--result-rejected", "--te-rng-tracker",
-    "--no-create-attention-mask", "--use-cpu-initialization", "--empty-unused-memory-level",
+    "--lr",
+    "--min-lr",
+    "--weight-decay",
+    "--clip-grad",
+    "--adam-",
+    "--sgd-momentum",
+    "--init-method",
+    "--rampup-batch-size",
+    "--train-",
+    "--eval-",
+    "--data-",
+    "--split",
+    "--save",
+    "--load",
+    "--log",
+    "--tensorboard",
+    "--wandb",
+    "--seed",
+    "--exit-",
+    "--timing",
+    "--ckpt",
+    "--dist-ckpt",
+    "--mock-data",
+    "--no-mmap",
+    "--num-workers",
+    "--tokenizer-",
+    "--vocab-file",
+    "--merge-file",
+    "--rotary-",
+    "--norm-epsilon",
+    "--apply-layernorm",
+    "--distributed-backend",
+    "--distributed-timeout",
+    "--use-mcore-models",
+    "--bias-",
+    "--no-bias-",
+    "--masked-softmax",
+    "--no-masked-softmax",
+    "--no-gradient-accumulation",
+    "--overlap-",
+    "--check-",
+    "--deterministic",
+    "--manual-gc",
+    "--rerun-",
+    "--use-checkpoint",
+    "--no-load",
+    "--no-save",
+    "--finetune",
+    "--auto-detect",
+    "--attention-softmax-in-fp32",
+    "--moe-router-load-balancing",
+    "--moe-aux-loss",
+    "--moe-z-loss",
+    "--moe-router-score",
+    "--moe-router-pre-softmax",
+    "--moe-router-dtype",
+    "--moe-router-topk-scaling",
+    "--moe-router-num-groups",
+    "--moe-router-group-topk",
+    "--moe-token-dispatcher",
+    "--moe-permute-fusion",
+    "--moe-input-jitter",
+    "--moe-router-bias-update",
+    "--mtp-loss",
+    "--use-rope-scaling",
+    "--rope-scaling",
+    "--calculate-per-token-loss",
+    "--async-save",
+    "--use-persistent",
+    "--profile",
+    "--nccl-",
+    "--tp-comm-bootstrap",
+    "--reset-",
+    "--eod-mask",
+    "--object-storage",
+    "--micro-batch-size-per",
+    "--ddp-",
+    "--use-dist-ckpt",
+    "--ft-",
+    "--enable-ft",
+    "--straggler",
+    "--num-dataset",
+    "--dataloader",
+    "--no-persist",
+    "--keep-fp8-transpose-cache",
+    "--fp8-margin",
+    "--fp8-amax",
+    "--fp8-interval",
+    "--fp8-wgrad",
+    "--legacy-tokenizer",
+    "--spec",
+    "--hybrid-",
+    "--qk-l2-norm",
+    "--moe-apply-probs",
+    "--disable-vision",
+    "--inference",
+    "--flash-decode",
+    "--result-rejected",
+    "--te-rng-tracker",
+    "--no-create-attention-mask",
+    "--use-cpu-initialization",
+    "--empty-unused-memory-level",
 };
 
 bool no_effect(const std::string& name) {
@@ -127,8 +207,7 @@ Result<int64_t> int_arg(const std::string& name, const std::string& value) {
 
 class Importer {
  public:
-  Importer(const MegatronArgs& args, int64_t world_size, std::string world_from,
-           ImportBuilder& out)
+  Importer(const MegatronArgs& args, int64_t world_size, std::string world_from, ImportBuilder& out)
       : t_(args), world_size_(world_size), world_from_(std::move(world_from)), out_(out) {}
 
   std::optional<Error> run() {
@@ -197,10 +276,10 @@ class Importer {
       if (!n) return n.error();
       const bool null_tokenizer = kind == "NullTokenizer";
       config["vocab_size"] = null_tokenizer ? *n + 1 : *n;
-      out_.understood("--vocab-size", *size,
-                      fmt::format("model_config.vocab_size = {}{}", config["vocab_size"].dump(),
-                                  null_tokenizer ? " (NullTokenizer adds its end-of-document token)"
-                                                 : ""));
+      out_.understood(
+          "--vocab-size", *size,
+          fmt::format("model_config.vocab_size = {}{}", config["vocab_size"].dump(),
+                      null_tokenizer ? " (NullTokenizer adds its end-of-document token)" : ""));
     } else if (kind == "GPT2BPETokenizer") {
       config["vocab_size"] = 50257;
       out_.understood(type ? "--tokenizer-type" : "--vocab-file", type ? *type : *vocab_file,
@@ -214,9 +293,9 @@ class Importer {
       Result<ParsedModel> parsed = parse_hf_config(preset->config, preset->name);
       if (!parsed) return parsed.error();
       config["vocab_size"] = parsed->model.vocab;
-      out_.understood("--tokenizer-model", *model,
-                      fmt::format("model_config.vocab_size = {} ({})", parsed->model.vocab,
-                                  preset->name));
+      out_.understood(
+          "--tokenizer-model", *model,
+          fmt::format("model_config.vocab_size = {} ({})", parsed->model.vocab, preset->name));
     }
     if (type && !config.contains("vocab_size"))
       out_.ignore("--tokenizer-type", *type, "its vocabulary size is unknown: give --vocab-size");
@@ -234,9 +313,11 @@ class Importer {
     const std::string* attention = t_.take("--attention-dropout");
     auto rate = [](const std::string* v) { return v ? std::strtod(v->c_str(), nullptr) : 0.1; };
     const bool dropout = rate(hidden) > 0 || rate(attention) > 0;
-    out_.set(hidden ? "--hidden-dropout" : (attention ? "--attention-dropout" : "(default dropout 0.1)"),
-             hidden ? *hidden : (attention ? *attention : "0.1"), "dropout", dropout);
-    if (hidden && attention) out_.understood("--attention-dropout", *attention, "with --hidden-dropout");
+    out_.set(
+        hidden ? "--hidden-dropout" : (attention ? "--attention-dropout" : "(default dropout 0.1)"),
+        hidden ? *hidden : (attention ? *attention : "0.1"), "dropout", dropout);
+    if (hidden && attention)
+      out_.understood("--attention-dropout", *attention, "with --hidden-dropout");
     return read_recompute();
   }
 
@@ -249,9 +330,9 @@ class Importer {
     const std::string* layers = t_.take("--recompute-num-layers");
     const std::string* modules = t_.take("--recompute-modules");
     if (granularity == nullptr) {
-      for (auto [name, v] : {std::pair{"--recompute-method", method},
-                             std::pair{"--recompute-num-layers", layers},
-                             std::pair{"--recompute-modules", modules}})
+      for (auto [name, v] :
+           {std::pair{"--recompute-method", method}, std::pair{"--recompute-num-layers", layers},
+            std::pair{"--recompute-modules", modules}})
         if (v) out_.ignore(name, *v, "no --recompute-granularity: nothing is recomputed");
       return std::nullopt;
     }
@@ -289,7 +370,8 @@ class Importer {
       else if (layers)
         out_.understood("--recompute-num-layers", *layers, "one layer per checkpoint");
     }
-    if (modules) out_.ignore("--recompute-modules", *modules, "applies to selective recompute only");
+    if (modules)
+      out_.ignore("--recompute-modules", *modules, "applies to selective recompute only");
     return std::nullopt;
   }
 
@@ -302,7 +384,8 @@ class Importer {
       out_.set("--fp16", "true", "param_dtype", "fp16");
       out_.set("--fp16", "true", "grad_dtype", "fp16");
       out_.set("--fp16", "true", "activation_dtype", "fp16");
-      out_.set("--fp16", "true", "fp32_grad_accum", t_.flag("--accumulate-allreduce-grads-in-fp32"));
+      out_.set("--fp16", "true", "fp32_grad_accum",
+               t_.flag("--accumulate-allreduce-grads-in-fp32"));
     } else if (bf16) {
       out_.set("--bf16", "true", "param_dtype", "bf16");
       t_.take("--accumulate-allreduce-grads-in-fp32");
@@ -328,9 +411,12 @@ class Importer {
   std::optional<Error> read_optimizer() {
     if (const std::string* opt = t_.take("--optimizer")) {
       std::string ours;
-      if (*opt == "adam") ours = "adamw";
-      else if (*opt == "sgd") ours = "sgd-momentum";  // --sgd-momentum defaults to 0.9
-      else if (*opt == "muon") ours = "muon";
+      if (*opt == "adam")
+        ours = "adamw";
+      else if (*opt == "sgd")
+        ours = "sgd-momentum";  // --sgd-momentum defaults to 0.9
+      else if (*opt == "muon")
+        ours = "muon";
       else
         return Error{"--optimizer", *opt, "adam, sgd or muon", ""};
       out_.set("--optimizer", *opt, "optimizer", ours);
@@ -374,9 +460,9 @@ class Importer {
     // Megatron's sequence parallelism is off unless asked for (vramplan's default is on); MoE
     // with tensor parallelism requires it.
     const bool sp = t_.flag("--sequence-parallel") || (moe_ && tp > 1);
-    out_.set(t_.taken("--sequence-parallel") ? "--sequence-parallel"
-                                            : (sp ? "(MoE with tensor parallelism)"
-                                                  : "(no --sequence-parallel)"),
+    out_.set(t_.taken("--sequence-parallel")
+                 ? "--sequence-parallel"
+                 : (sp ? "(MoE with tensor parallelism)" : "(no --sequence-parallel)"),
              sp ? "true" : "false", "sequence_parallel", sp);
     boolean("--account-for-embedding-in-pipeline-split", "embedding_stage", true);
     boolean("--account-for-loss-in-pipeline-split", "loss_stage", true);
@@ -390,8 +476,7 @@ class Importer {
       out_.unsupported("--pipeline-model-parallel-layout", *layout,
                        "explicit pipeline layouts (stage by stage)");
     for (const char* name : {"--use-torch-fsdp2", "--use-megatron-fsdp"})
-      if (const std::string* v = t_.take(name))
-        out_.unsupported(name, *v, "Megatron's FSDP");
+      if (const std::string* v = t_.take(name)) out_.unsupported(name, *v, "Megatron's FSDP");
     return std::nullopt;
   }
 
@@ -505,7 +590,8 @@ MegatronArgs megatron_args_from_words(std::span<const std::string> words,
       continue;
     }
     std::string value;
-    while (i < words.size() && !is_option(words[i])) value += (value.empty() ? "" : " ") + words[i++];
+    while (i < words.size() && !is_option(words[i]))
+      value += (value.empty() ? "" : " ") + words[i++];
     out.push_back({w, value.empty() ? "true" : value});
   }
   return out;

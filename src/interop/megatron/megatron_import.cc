@@ -56,7 +56,8 @@ Result<Imported> import_megatron_command(std::string_view text) {
     world_from = launched->world_size_from;
     out.understood(launched->program.front(), "", "Megatron-LM training entry point");
   } else {
-    for (const ShellCommand& c : script.commands) words.insert(words.end(), c.words.begin(), c.words.end());
+    for (const ShellCommand& c : script.commands)
+      words.insert(words.end(), c.words.begin(), c.words.end());
   }
   std::vector<std::string> rest;
   const MegatronArgs args = megatron_args_from_words(words, &rest);

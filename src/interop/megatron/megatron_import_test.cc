@@ -60,8 +60,8 @@ TEST(MegatronImport, ReadsALaunchScriptWithItsArraysAndLauncher) {
 TEST(MegatronImport, ItsLlamaIsLlama31_8B) {
   // The Megatron arguments of Llama-3.1-8B's shape count the preset's parameters exactly, and
   // estimate the same memory as the preset with the same settings.
-  Result<SettingsEstimate> from = estimate_settings({{"from", fixture("llama3_8b_pretrain.sh")}},
-                                                    kNoFiles);
+  Result<SettingsEstimate> from =
+      estimate_settings({{"from", fixture("llama3_8b_pretrain.sh")}}, kNoFiles);
   ASSERT_TRUE(from.ok()) << from.error().message();
   json same = from->resolved.imported->settings;
   same.erase("model_config");
@@ -92,8 +92,8 @@ TEST(MegatronImport, ReadsAFunctionalTestYaml) {
   EXPECT_EQ(s["loss_bytes_per_logit"], 10);
   EXPECT_EQ(s["model_config"]["vocab_size"], 32001);  // NullTokenizer adds its end-of-document
   EXPECT_TRUE(ignored_as(*imported, "ENV_VARS", "no effect"));
-  Result<SettingsEstimate> e = estimate_settings({{"from", fixture("moe_functional_test.yaml")}},
-                                                 kNoFiles);
+  Result<SettingsEstimate> e =
+      estimate_settings({{"from", fixture("moe_functional_test.yaml")}}, kNoFiles);
   ASSERT_TRUE(e.ok()) << e.error().message();
   EXPECT_EQ(e->resolved.scenario.model.mtp_layers, 1);
   EXPECT_FALSE(e->resolved.scenario.model.moe_layers[0]);
@@ -114,8 +114,8 @@ TEST(MegatronImport, ErrorsNameTheArgumentAsWritten) {
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.error().field, "--pipeline-model-parallel-size") << e.error().message();
   // Given beside the file, the user's own key is named.
-  Result<SettingsEstimate> mine = estimate_settings({{"from", args}, {"pp", 4}, {"gpus", 4}},
-                                                    kNoFiles);
+  Result<SettingsEstimate> mine =
+      estimate_settings({{"from", args}, {"pp", 4}, {"gpus", 4}}, kNoFiles);
   ASSERT_FALSE(mine.ok());
   EXPECT_EQ(mine.error().field, "pp");
 }
