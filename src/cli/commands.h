@@ -9,6 +9,7 @@
 #include <string>
 
 #include "vramplan/base/error.h"
+#include "vramplan/interop/import.h"
 #include "vramplan/io/options.h"
 
 namespace vramplan::cli {
@@ -41,6 +42,11 @@ int report_error(const Error& error,
 
 // Reads a whole file; errors name `field` (e.g. "model" or "scenario").
 Result<std::string> read_text_file(const std::string& path, const std::string& field);
+// "megatron, torchtitan, ...": the formats of one kind --emit writes, for --help.
+std::string emit_format_names(ImportKind kind);
+// An --emit error, its field named as the flag.
+int report_emit_error(Error error);
+
 // Reads standard input to its end (at most 16 MiB); errors name `field`.
 Result<std::string> read_standard_input(const std::string& field);
 

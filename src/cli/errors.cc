@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "vramplan/interop/emit.h"
 #include "vramplan/io/options.h"
 
 namespace vramplan::cli {
@@ -43,6 +44,18 @@ Result<std::string> read_standard_input(const std::string& field) {
     if (text.size() > kMax) return Error{field, "-", "at most 16 MiB on standard input", ""};
   }
   return text;
+}
+
+std::string emit_format_names(ImportKind kind) {
+  std::string names;
+  for (const EmitFormat& f : emit_formats())
+    if (f.kind == kind) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  return names.empty() ? "none yet" : names;
+}
+
+int report_emit_error(Error error) {
+  if (error.field == "emit") error.field = "--emit";
+  return report_error(error);
 }
 
 }  // namespace vramplan::cli

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/settings_flags.h"
 #include "hub/hub_models.h"
+#include "vramplan/interop/emit.h"
 #include "vramplan/io/estimate_request.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/report/imported_report.h"
@@ -20,6 +21,7 @@ struct EstimateArgs : SettingsFlags {
   std::string format = "table";
   std::string color = "auto";
   int width = 0;
+  std::string emit;  // a framework format: print the run as its config instead
 };
 
 int run_estimate(const EstimateArgs& args) {
@@ -36,6 +38,12 @@ int run_estimate(const EstimateArgs& args) {
   const Estimate& est = answer.estimate;
 
   const Scenario& scenario = answer.resolved.scenario;
+  if (!args.emit.empty()) {
+    Result<std::string> config = emit_training(scenario, *settings, args.emit);
+    if (!config) return report_emit_error(config.error());
+    std::cout << *config;
+    return 0;
+  }
   if (args.format == "json") {
     nlohmann::json out = settings_estimate_to_json(answer);
     if (checkpoint) out["checkpoint"] = *checkpoint;
@@ -69,6 +77,10 @@ void add_estimate_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--format", args->format, "output format")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
       ->capture_default_str()
+      ->group("Input and output");
+  cmd->add_option("--emit", args->emit,
+                  "print the run as this framework's launch config or command line instead (" +
+                      emit_format_names(ImportKind::kTraining) + "); --from reads it back")
       ->group("Input and output");
   cmd->add_option("--color", args->color, "colour the table: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))

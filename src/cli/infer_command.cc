@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/settings_flags.h"
 #include "hub/hub_models.h"
+#include "vramplan/interop/emit.h"
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/inference_settings.h"
 #include "vramplan/perf/hardware.h"
@@ -25,6 +26,7 @@ struct InferArgs : SettingsFlags {
   std::string format = "table";
   std::string color = "auto";
   int width = 0;
+  std::string emit;  // a serving engine: print the run as its command line instead
 };
 
 int run_infer(const InferArgs& args) {
@@ -39,6 +41,12 @@ int run_infer(const InferArgs& args) {
   const std::optional<nlohmann::json> checkpoint =
       hub_models.report(est.parameters.total, est.warnings);
   const InferenceScenario& s = answer.resolved.scenario;
+  if (!args.emit.empty()) {
+    Result<std::string> command = emit_serving(s, *settings, args.emit);
+    if (!command) return report_emit_error(command.error());
+    std::cout << *command;
+    return 0;
+  }
   if (args.format == "json") {
     nlohmann::json out = settings_inference_to_json(answer);
     if (checkpoint) out["checkpoint"] = *checkpoint;
@@ -121,6 +129,10 @@ void add_infer_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--format", args->format, "output format")
       ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
       ->capture_default_str()
+      ->group("Input and output");
+  cmd->add_option("--emit", args->emit,
+                  "print the run as this engine's launch command instead (" +
+                      emit_format_names(ImportKind::kServing) + "); --from reads it back")
       ->group("Input and output");
   cmd->add_option("--color", args->color, "colour the table: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))

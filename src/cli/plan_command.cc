@@ -5,9 +5,11 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/settings_flags.h"
+#include "vramplan/interop/emit.h"
 #include "vramplan/io/plan_settings.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/plan/planner.h"
@@ -19,7 +21,37 @@ namespace {
 
 struct PlanArgs : SettingsFlags {
   std::string format = "table";
+  std::string emit;  // a framework format: print the winner as its config instead
 };
+
+// The best-ranked layout the format can write, as its config: each candidate's scenario settings
+// resolved again. Candidates the format cannot express (Megatron-LM has no ZeRO-3) are skipped,
+// and stderr says which and why, so stdout holds the config alone.
+int emit_winner(const PlanResult& result, const std::string& format, const FileReader& reader) {
+  if (result.candidates.empty())
+    return report_emit_error(
+        Error{"emit", format, "a plan with a layout that fits", "nothing fits"});
+  const nlohmann::json candidates = plan_to_json(result)["candidates"];
+  std::optional<Error> first_refusal;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const nlohmann::json& settings = candidates[i]["scenario"];
+    Result<ResolvedScenario> resolved = resolve_scenario(settings, reader);
+    if (!resolved) return report_error(resolved.error());
+    Result<std::string> config = emit_training(resolved->scenario, settings, format);
+    if (!config) {
+      if (config.error().field != "emit") return report_emit_error(config.error());
+      if (!first_refusal) first_refusal = config.error();
+      continue;
+    }
+    if (i > 0)
+      std::cerr << fmt::format(
+          "vramplan: writing choice #{} ({}): #1 cannot be written as {}: {}\n", i + 1,
+          candidates[i].value("layout", ""), format, first_refusal->reason);
+    std::cout << *config;
+    return 0;
+  }
+  return report_emit_error(*first_refusal);
+}
 
 // Layout flags given fix that dimension; the others are searched.
 std::string plan_title(const OptionSpec& o) {
@@ -45,6 +77,7 @@ int run_plan(const PlanArgs& args) {
   const FileReader reader = [](const std::string& path) { return read_text_file(path, "model"); };
   Result<PlanResult> result = plan_from_settings(*settings, reader);
   if (!result) return report_error(result.error(), {plan_options(), scenario_options()});
+  if (!args.emit.empty()) return emit_winner(*result, args.emit, reader);
   if (args.format == "json") {
     std::cout << plan_to_json(*result).dump(2) << "\n";
   } else {
@@ -79,6 +112,10 @@ void add_plan_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--format", args->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str()
+      ->group("Input and output");
+  cmd->add_option("--emit", args->emit,
+                  "print the first choice as this framework's launch config instead (" +
+                      emit_format_names(ImportKind::kTraining) + ")")
       ->group("Input and output");
   register_settings(*cmd, *args);
   cmd->callback([run, args] { *run = [args] { return run_plan(*args); }; });

@@ -15,8 +15,10 @@ void megatron(Scenario& s) {
   // the default for bf16; below it the optimizer takes an fp32 copy, main_grad.float());
   // NVIDIA's recipes set expandable_segments, so the pool stays near 10%. The local attention's
   // scores buffer (attention_scores_buffer) is left to --transformer-impl local users: Transformer
-  // Engine, the default, allocates unfused scores per layer.
+  // Engine, the default, allocates unfused scores per layer, and keeps its own 32 MiB cuBLAS
+  // workspace (transformer_engine/pytorch/module/base.py get_workspace) beside PyTorch's two.
   s.conventions.vocab_pad_multiple = 128;
+  s.overheads.gemm_workspace_bytes = int64_t{96} << 20;
   s.conventions.gated_mlp_tensors = 3;
   s.conventions.loss_bytes_per_logit = 6;
   s.conventions.fp32_grad_copy = true;  // optimizer's main_grad.float()

@@ -421,7 +421,15 @@ class Importer {
         return Error{"--optimizer", *opt, "adam, sgd or muon", ""};
       out_.set("--optimizer", *opt, "optimizer", ours);
     }
-    boolean("--use-distributed-optimizer", "distributed_optimizer", true);
+    // Megatron-FSDP requires --use-distributed-optimizer; its sharding strategy then says what is
+    // sharded (read with the layout), so the flag does not also select the distributed optimizer.
+    if (t_.peek("--use-megatron-fsdp") != nullptr) {
+      if (const std::string* v = t_.take("--use-distributed-optimizer"))
+        out_.understood("--use-distributed-optimizer", *v,
+                        "required by Megatron-FSDP; --data-parallel-sharding-strategy shards");
+    } else {
+      boolean("--use-distributed-optimizer", "distributed_optimizer", true);
+    }
     if (t_.flag("--use-precision-aware-optimizer")) {
       out_.understood("--use-precision-aware-optimizer", "true",
                       "optimizer states in --exp-avg-dtype / --exp-avg-sq-dtype");
@@ -475,8 +483,37 @@ class Importer {
     if (const std::string* layout = t_.take("--pipeline-model-parallel-layout"))
       out_.unsupported("--pipeline-model-parallel-layout", *layout,
                        "explicit pipeline layouts (stage by stage)");
-    for (const char* name : {"--use-torch-fsdp2", "--use-megatron-fsdp"})
-      if (const std::string* v = t_.take(name)) out_.unsupported(name, *v, "Megatron's FSDP");
+    return read_fsdp();
+  }
+
+  // Megatron-FSDP's strategies shard what ZeRO's stages shard (docs: optim = ZeRO-1, optim_grads
+  // = ZeRO-2, optim_grads_params = ZeRO-3, gathered per module as FSDP does); torch FSDP2
+  // (fully_shard, resharding after forward) is FSDP full_shard.
+  std::optional<Error> read_fsdp() {
+    const std::string* strategy = t_.take("--data-parallel-sharding-strategy");
+    const std::string* torch_fsdp = t_.take("--use-torch-fsdp2");
+    if (const std::string* v = t_.take("--use-megatron-fsdp"); v && *v != "false") {
+      const std::string mode = strategy ? *strategy : "no_shard";
+      const char* key = strategy ? "--data-parallel-sharding-strategy" : "--use-megatron-fsdp";
+      if (mode == "no_shard")
+        out_.understood(key, mode, "Megatron-FSDP without sharding: data parallel");
+      else if (mode == "optim")
+        out_.set(key, mode, "zero", 1);
+      else if (mode == "optim_grads")
+        out_.set(key, mode, "zero", 2);
+      else if (mode == "optim_grads_params")
+        out_.set(key, mode, "fsdp", "full_shard");
+      else
+        return Error{"--data-parallel-sharding-strategy", mode,
+                     "no_shard, optim, optim_grads or optim_grads_params", ""};
+    } else if (strategy) {
+      out_.ignore("--data-parallel-sharding-strategy", *strategy,
+                  "only read with --use-megatron-fsdp");
+    }
+    if (torch_fsdp && *torch_fsdp != "false")
+      out_.set("--use-torch-fsdp2", *torch_fsdp, "fsdp", "full_shard");
+    for (const char* name : {"--no-gradient-accumulation-fusion", "--ckpt-format"})
+      if (const std::string* v = t_.take(name)) out_.ignore(name, *v, "no effect on memory");
     return std::nullopt;
   }
 
@@ -514,7 +551,8 @@ class Importer {
                implementation, "gemm_workspace_mib", 96);
       boolean("--moe-grouped-gemm", "moe_grouped_gemm", true);
     } else if (local) {
-      out_.understood("--transformer-impl", implementation, "Megatron's local layers");
+      // PyTorch's two cuBLAS workspaces only: no Transformer Engine workspace.
+      out_.set("--transformer-impl", implementation, "gemm_workspace_mib", 64);
       // Local attention puts its scores in the persistent global buffer.
       out_.set("--transformer-impl", implementation, "attention_scores_buffer", true);
       if (const std::string* v = t_.take("--moe-grouped-gemm"))

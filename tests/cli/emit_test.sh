@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# --emit: the run written back as a framework's config or command line (docs/importers.md), and
+# --from reading it back to the same estimate, byte for byte.
+set -u
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# round_trip FORMAT ARGS...: estimate ARGS, then estimate --from (estimate ARGS --emit FORMAT);
+# the peaks (allocated and reserved) must be equal.
+round_trip() {
+  local format="$1"
+  shift
+  case_name "round trip $format: $*"
+  run estimate "$@" --format json
+  expect_exit 0
+  local direct
+  direct="$(json_value "[d['peak']['allocated_bytes'], d['peak']['reserved_bytes'], d['world_size']]")"
+  run estimate "$@" --emit "$format"
+  expect_exit 0
+  expect_stderr_empty
+  local written="$TEST_TMP/emitted.$format"
+  printf '%s\n' "$RUN_OUT" >"$written"
+  run estimate --from "$written" --format json
+  expect_exit 0
+  expect_json "d['imported']['format'].startswith('$format')"
+  expect_json "not d['imported']['warnings']"
+  local read_back
+  read_back="$(json_value "[d['peak']['allocated_bytes'], d['peak']['reserved_bytes'], d['world_size']]")"
+  if [[ -n "$direct" && "$direct" == "$read_back" ]]; then
+    pass
+  else
+    fail "same peak and world size as the run it was written from" "$direct" "$read_back"
+  fi
+}
+
+# Megatron-LM: dense and MoE, every layout dimension, recomputation, precision, sharding.
+round_trip megatron --model Llama-3.1-8B --framework megatron --tp 2 --pp 2 --gpus 8 \
+  --seq-len 4096 --micro-batch 1 --global-batch 64
+round_trip megatron --model Llama-3.1-70B --framework megatron --tp 4 --pp 4 --vpp 2 --gpus 64 \
+  --seq-len 8192 --global-batch 512 --distributed-optimizer --recompute full
+round_trip megatron --model Mixtral-8x7B-v0.1 --framework megatron --tp 2 --pp 4 --ep 8 --gpus 64 \
+  --recompute selective --distributed-optimizer
+round_trip megatron --model Qwen2.5-7B --framework megatron --tp 2 --cp 2 --gpus 8 \
+  --seq-len 16384 --fp8 delayed
+round_trip megatron --model DeepSeek-V2-Lite --framework megatron --ep 8 --gpus 8 \
+  --distributed-optimizer
+round_trip megatron --model DeepSeek-V3 --framework megatron --tp 2 --pp 8 \
+  --first-stage-layers 5 --last-stage-layers 8 --ep 64 --gpus 1024 --distributed-optimizer \
+  --recompute full
+round_trip megatron --model Qwen3-30B-A3B --framework megatron --tp 2 --pp 2 --ep 4 --gpus 16 \
+  --distributed-optimizer --recompute full --recompute-layers 2
+round_trip megatron --model Llama-3.1-8B --framework megatron --gpus 8 --zero 1
+round_trip megatron --model Llama-3.1-8B --framework megatron --gpus 8 --fsdp full_shard
+round_trip megatron --model gpt2 --framework megatron --gpus 1 --seq-len 1024 --micro-batch 8
+
+case_name "stdout holds the script alone"
+run estimate --model Llama-3.1-8B --framework megatron --gpus 8 --emit megatron
+expect_exit 0
+expect_stdout_matches '^#!/bin/bash'
+expect_stdout_contains "pretrain_gpt.py"
+expect_stdout_not_contains "training memory per GPU"
+
+case_name "what Megatron-LM cannot express is an error naming --emit"
+run estimate --model gemma-2-2b --emit megatron
+expect_exit 2
+expect_stderr_contains "--emit = megatron"
+expect_stderr_contains "sliding-window"
+run estimate --model Llama-3.1-8B --gpus 8 --zero 3 --emit megatron
+expect_exit 2
+expect_stderr_contains "fsdp full_shard"
+
+case_name "an unknown format, and a serving format for training"
+run estimate --model Llama-3.1-8B --emit nonsense
+expect_exit 2
+expect_stderr_contains "--emit = nonsense"
+expect_stderr_contains "accepted: a training format: megatron"
+run infer --model Llama-3.1-8B --emit megatron
+expect_exit 2
+expect_stderr_contains "a serving format"
+
+case_name "plan --emit writes the best layout the format can express"
+run plan --model Llama-3.1-8B --framework megatron --gpus 8 --global-batch 64 --emit megatron
+expect_exit 0
+expect_stdout_contains "pretrain_gpt.py"
+expect_stdout_contains "--global-batch-size 64"
+written="$TEST_TMP/plan.sh"
+printf '%s\n' "$RUN_OUT" >"$written"
+run estimate --from "$written" --format json
+expect_exit 0
+expect_json "d['fit'][0]['verdict'] in ('fits', 'tight')"
+
+finish
