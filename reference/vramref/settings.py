@@ -1,9 +1,10 @@
 """A scenario in vramplan's scenario-file vocabulary (`vramplan estimate --scenario FILE`).
 
 The settings say what was run, not what would make vramplan agree: the dtypes the tensors had,
-the optimizer, the layout as PyTorch applied it, and the convention keys for facts of the model
-code (Hugging Face's loss upcasts the logits and keeps log_softmax's fp32 output; its gated MLP
-keeps gate, up, SiLU output and product). What vramplan has no key for goes into the notes.
+the optimizer, the layout as PyTorch applied it, and whose model code ran (`model_code:
+transformers`: vramplan's conventions for Hugging Face transformers' modeling code, e.g. its
+fp32 RMSNorm upcasts and F.cross_entropy on fp32 logits). What vramplan has no key for goes into
+the notes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ OPTIMIZER_KEYS = {
     "sgd-momentum": "sgd-momentum",
     "adafactor": "adafactor",
 }
-GATED_FAMILIES_NOT = {"gpt2"}  # families whose MLP is not gated
 MOE_FAMILIES = {"mixtral", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"}
 MLA_FAMILIES = {"deepseek_v2", "deepseek_v3"}
 
@@ -51,6 +51,10 @@ def to_settings(sc: Scenario, family: str):
         "pp": sc.pp,
         "flash_attention": True,
     }
+    raw = text_config_dict(preset_dict(sc.preset))
+    # the modules run in training mode: the config's dropout probabilities apply (GPT-2: 0.1)
+    if any(raw.get(k) for k in ("attn_pdrop", "resid_pdrop", "embd_pdrop", "attention_dropout", "hidden_dropout")):
+        s["dropout"] = True
     fw = framework_of(sc)
     if fw:
         s["framework"] = fw
@@ -81,7 +85,6 @@ def to_settings(sc: Scenario, family: str):
         s["optimizer_dtype"] = "fp32"
         s["grad_dtype"] = "fp32"
     # --- model depth as transformers builds it
-    raw = text_config_dict(preset_dict(sc.preset))
     if raw.get("first_k_dense_replace", 0) >= sc.num_layers:
         notes.append(
             f"the harness lowers first_k_dense_replace to 1 so {sc.num_layers} layers hold an MoE layer;"
@@ -94,18 +97,14 @@ def to_settings(sc: Scenario, family: str):
             " num_nextn_predict_layers and has no key to leave it out"
         )
         in_target = False
-    # --- model-code facts (Hugging Face)
-    fp32_logits = param_dtype == "fp32" and not autocast
-    # logits, their .float() upcast (the same tensor when already fp32) and log_softmax's output
-    s["loss_bytes_per_logit"] = 8 if fp32_logits else 10
-    if family not in GATED_FAMILIES_NOT:
-        s["gated_mlp_tensors"] = 4
+    # --- the model code: Hugging Face transformers' modeling classes ran; vramplan derives what
+    # they keep (fp32 RMSNorm upcasts, unfused gated MLP, F.cross_entropy on fp32 logits) from
+    # this key, not from numbers the harness would pick for it
+    s["model_code"] = "transformers"
     # --- optimizer
     s["optimizer"] = OPTIMIZER_KEYS[sc.optimizer]
-    if sc.optimizer == "adamw-foreach" and fw != "hf-trainer":
-        notes.append("foreach AdamW's sqrt(v) step temporary: vramplan ties it to --framework hf-trainer, no key")
-    if sc.optimizer == "adamw-fused" and fw == "hf-trainer":
-        notes.append("fused AdamW: vramplan's hf-trainer assumes the foreach temporary, no key to turn it off")
+    if sc.optimizer == "adamw-foreach":
+        s["optimizer_foreach_temporaries"] = True  # torch's foreach AdamW: the sqrt(v) temporary
     # --- recompute
     if sc.recompute == "selective-op" and (family in MOE_FAMILIES or family in MLA_FAMILIES):
         # vramplan refuses selective-op for MoE and MLA layers: the row keeps what ran in its

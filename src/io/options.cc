@@ -142,18 +142,23 @@ constexpr OptionSpec kOptions[] = {
      "copies of the logits, pipeline split, allocator pool; docs/frameworks.md); explicit "
      "settings still win in estimate, while plan searches only layouts the framework runs",
      "megatron, torchtitan, deepspeed, nanotron, hf-trainer"},
+    {"model_code", K::kChoice, "framework", "default (transformers: deepspeed, hf-trainer)",
+     "whose code computes the layers: the framework's own kernels, or Hugging Face "
+     "transformers' eager modeling code (fp32 RMSNorm upcasts kept, F.cross_entropy on fp32 "
+     "logits; docs/frameworks.md#model-code); applied after the framework",
+     "default, transformers"},
     // Single conventions (Conventions in scenario.h), over the framework's
     {"vocab_pad_multiple", K::kInteger, "framework", "1 (128: megatron)",
      "the vocabulary is padded to a multiple of this × tp (Megatron "
      "--make-vocab-size-divisible-by)",
      ""},
     {"loss_bytes_per_logit", K::kInteger, "framework",
-     "6 (10: nanotron, torchtitan, deepspeed, hf-trainer)",
-     "bytes per logit alive at the loss: logits plus the loss's fp32 copies (Megatron's "
-     "--cross-entropy-loss-fusion keeps 10)",
+     "6 (10: nanotron, torchtitan; 12: model_code transformers, deepspeed, hf-trainer)",
+     "bytes per logit alive at the loss, forward or backward: logits plus the loss's fp32 copies "
+     "and gradients (Megatron's --cross-entropy-loss-fusion keeps 10)",
      ""},
     {"gated_mlp_tensors", K::kInteger, "framework",
-     "3 (4: nanotron, torchtitan, deepspeed, hf-trainer)",
+     "3 (4: nanotron, torchtitan, model_code transformers, deepspeed, hf-trainer)",
      "f-wide tensors a gated MLP keeps per token: 3 fused SwiGLU, 4 unfused", ""},
     {"lazy_gradients", K::kBool, "framework", "false (true: torchtitan, hf-trainer)",
      "gradients set to None after each step instead of a persistent buffer", ""},
@@ -187,6 +192,11 @@ constexpr OptionSpec kOptions[] = {
     {"fp32_grad_copy", K::kBool, "framework", "false (true: megatron)",
      "gradients kept below fp32 are copied to fp32 for the optimizer step and kept until the "
      "next zero_grad (Megatron's main_grad.float(), --fp16)",
+     ""},
+    {"optimizer_foreach_temporaries", K::kBool, "framework", "false",
+     "AdamW runs torch's foreach (multi-tensor) implementation, which allocates a state-sized "
+     "sqrt(v) temporary during the step; false for the fused kernel (torch.optim.AdamW "
+     "fused=True, the Trainer's adamw_torch_fused)",
      ""},
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},

@@ -287,6 +287,8 @@ std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
   if (auto e = r.boolean("tp_allgather_buffer", c.tp_allgather_buffer)) return e;
   if (auto e = r.boolean("attention_scores_buffer", c.attention_scores_buffer)) return e;
   if (auto e = r.boolean("fp32_grad_copy", c.fp32_grad_copy)) return e;
+  if (auto e = r.boolean("optimizer_foreach_temporaries", c.optimizer_foreach_temporaries))
+    return e;
   return r.boolean("pipeline_fsdp_unsharded", c.pipeline_fsdp_unsharded);
 }
 
@@ -349,6 +351,10 @@ Result<ResolvedScenario> resolve_settings(const json& settings, const FileReader
   Framework framework = Framework::kMegatron;
   if (auto e = r.choice("framework", kFrameworkNames, framework)) return *e;
   if (r.has("framework")) apply_framework(framework, out.scenario);
+  // The model code's conventions over the framework's; single convention keys win over both.
+  ModelCode model_code = ModelCode::kDefault;
+  if (auto e = r.choice("model_code", kModelCodeNames, model_code)) return *e;
+  if (r.has("model_code")) apply_model_code(model_code, out.scenario);
   Result<ParsedModel> model = read_model(r, settings, read_file, fetch_model);
   if (!model) return model.error();
   out.scenario.model = std::move(model->model);

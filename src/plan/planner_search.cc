@@ -221,6 +221,7 @@ void Worker::run(const Branch& b) {
   if (std::find(pruned.begin(), pruned.end(), false) == pruned.end()) return;
 
   std::array<Wide, kMaxRankGroups> other;
+  std::array<Wide, kMaxRankGroups> reserved_only;
   for (bool sp : in.sps) {
     par.sequence_parallel = sp;
     layout.sequence_parallel = sp;
@@ -233,15 +234,29 @@ void Worker::run(const Branch& b) {
         for (Schedule schedule : pipe.schedules) {
           par.schedule = schedule;
           layout.schedule = schedule;
-          for (int g = 0; g < groups; ++g)
-            other[g] = memory_.other_allocated(shape.group[g], terms, par, rc, m);
+          for (int g = 0; g < groups; ++g) {
+            reserved_only[g] = 0;
+            other[g] =
+                memory_.other_allocated(shape.group[g], terms, par, rc, m, &reserved_only[g]);
+          }
           for (size_t k = 0; k < modes.size(); ++k) {
             if (pruned[k]) continue;
-            Wide worst = 0;
-            for (int g = 0; g < groups; ++g)
-              worst = std::max(worst, memory_.rank_peak(states[k][g], other[g], m, par));
+            // The rank with the most device memory, as estimate() picks its peak stage (a
+            // recompute working set hidden under the logits adds to reserved, not allocated).
+            FastPeak worst;
+            for (int g = 0; g < groups && !worst.overflow; ++g) {
+              bool forward_backward = true;
+              const Wide allocated =
+                  memory_.rank_peak(states[k][g], other[g], m, par, &forward_backward);
+              const FastPeak rank =
+                  memory_.finish(allocated, par, forward_backward ? reserved_only[g] : 0);
+              if (rank.overflow || rank.device_bytes > worst.device_bytes ||
+                  (rank.device_bytes == worst.device_bytes &&
+                   rank.allocated_bytes > worst.allocated_bytes))
+                worst = rank;
+            }
             layout.sharding = modes[k];
-            decide(layout, memory_.finish(worst, par));
+            decide(layout, worst);
           }
         }
       }

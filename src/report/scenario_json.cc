@@ -131,6 +131,7 @@ json parallel_json(const Parallelism& p) {
 json conventions_json(const Scenario& s) {
   const Conventions& c = s.conventions;
   return {{"framework", s.framework_id < 0 ? "none" : framework_name(Framework(s.framework_id))},
+          {"model_code", model_code_name(c.model_code)},
           {"vocab_pad_multiple", c.vocab_pad_multiple},
           {"gated_mlp_tensors", c.gated_mlp_tensors},
           {"loss_bytes_per_logit", c.loss_bytes_per_logit},

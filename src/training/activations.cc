@@ -101,15 +101,49 @@ void add_attention_output(const Dims& d, Wide width, const char* width_expr, Sum
           fp8_activation_bytes(d.n * width / d.t, d.recipe));
 }
 
+// transformers' GPT-2 (activation_function "gelu_new", NewGELUActivation) computes its GELU as
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) in separate ops, and autograd keeps x, 0.5·x, the
+// tanh output and 1 + tanh besides the product the second linear saves: 5 f-wide tensors.
+bool transformers_gpt2(const Scenario& s) {
+  return s.conventions.model_code == ModelCode::kTransformers && s.model.model_type == "gpt2";
+}
+
+// transformers under SDPA: the memory-efficient kernel for every layer (fp32 inputs, or heads
+// wider than FlashAttention-2's 256).
+bool efficient_kernel_everywhere(const Scenario& s) {
+  const DType dt = s.training.activation_dtype;
+  return s.conventions.model_code == ModelCode::kTransformers && s.training.flash_attention &&
+         ((dt != DType::kBf16 && dt != DType::kFp16) || s.model.head_dim > 256);
+}
+
 void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const ModelConfig& m = s.model;
   const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
   add_linear_input(d, "QKV input", sum);
   sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
+  if (efficient_kernel_everywhere(s) && g < a)
+    sum.add("K,V repeated to every head (memory-efficient kernel)", "n·2(a−g)·d·B/t",
+            d.n * 2 * (a - g) * hd * d.bytes / d.t);
+  // Phi-3's fused qkv_proj: V is a view of its output, so the whole Q|K|V storage stays alive
+  // beside the rotated Q and K (modeling_phi3.py: query_states = qkv[..., :query_pos]).
+  if (s.conventions.model_code == ModelCode::kTransformers && m.model_type == "phi3")
+    sum.add("fused Q|K|V output (Q,K parts)", "n·(a+g)·d·B/t", d.n * (a + g) * hd * d.bytes / d.t);
+  // GPT-2's Q, K, V are unrotated split views of c_attn's output, not dense: the kernel's output
+  // takes the plain (b, a, s, d) layout, and transposing it back for c_proj copies it.
+  if (transformers_gpt2(s))
+    sum.add("attention output copy for c_proj", "n·a·d·B/t", d.n * a * hd * d.bytes / d.t);
   if (holds_kv_twice(s))
     sum.add("K,V again (packed Q|K|V buffer)", "n·2g·d·B/t", d.n * 2 * g * hd * d.bytes / d.t);
-  if (m.qk_norm || m.qk_norm_full_width)
-    sum.add("q/k norm inputs", "n·(a+g)·d·B/t", d.n * (a + g) * hd * d.bytes / d.t);
+  const NormKeeps keeps = norm_keeps(s);
+  if (m.qk_norm) {  // one norm per head: a + g rows of d per token
+    const std::string expr = fmt::format("n·(a+g)·(d·{}+{})/t", keeps.expr, keeps.per_token);
+    sum.add("q/k norm inputs", expr.c_str(),
+            d.n * (a + g) * (hd * keeps.per_value + keeps.per_token) / d.t);
+  } else if (m.qk_norm_full_width) {  // one norm over all of q and one over all of k
+    const std::string expr = fmt::format("n·((a+g)·d·{}+2·{})/t", keeps.expr, keeps.per_token);
+    sum.add("q/k norm inputs", expr.c_str(),
+            d.n * ((a + g) * hd * keeps.per_value + 2 * keeps.per_token) / d.t);
+  }
   add_attention_output(d, a * hd, "n·a·d", sum);
 }
 
@@ -118,17 +152,49 @@ void add_mla_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const Wide a = s.model.num_heads;
   const Wide qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
   add_linear_input(d, "down-projection input", sum);
-  // The low-rank latents are not split by TP: every TP rank computes them.
-  if (mla.q_lora_rank > 0)
-    sum.add("q latent + its norm", "2·n·q_lora·B", 2 * d.n * mla.q_lora_rank * d.bytes);
-  sum.add("kv latent + its norm", "n·(2·kv_lora+rope)·B",
-          d.n * (2 * mla.kv_lora_rank + mla.qk_rope_head_dim) * d.bytes);
+  // The low-rank latents are not split by TP: every TP rank computes them. Each latent norm
+  // keeps what norm_keeps says, its output is the up-projection's saved input.
+  const NormKeeps keeps = norm_keeps(s);
+  if (mla.q_lora_rank > 0) {
+    const std::string expr = fmt::format("n·(q_lora·({}+B)+{})", keeps.expr, keeps.per_token);
+    sum.add("q latent + its norm", expr.c_str(),
+            d.n * (mla.q_lora_rank * (keeps.per_value + d.bytes) + keeps.per_token));
+  }
+  const std::string kv_expr =
+      fmt::format("n·(kv_lora·({}+B)+rope·B+{})", keeps.expr, keeps.per_token);
+  sum.add("kv latent + its norm", kv_expr.c_str(),
+          d.n * (mla.kv_lora_rank * (keeps.per_value + d.bytes) + mla.qk_rope_head_dim * d.bytes +
+                 keeps.per_token));
   sum.add("Q,K", "2·n·a·(nope+rope)·B/t", 2 * d.n * a * qk * d.bytes / d.t);
   sum.add("V", "n·a·v·B/t", d.n * a * mla.v_head_dim * d.bytes / d.t);
   add_attention_output(d, a * mla.v_head_dim, "n·a·v", sum);
 }
 
 // The s×s part of attention, or flash attention's softmax statistics.
+// transformers' eager_attention_forward: repeat_kv copies K and V to every query head (both
+// saved by the matmuls); softmax(scores, dtype=float32) keeps its fp32 output and .to(dtype) the
+// probabilities the second matmul saves (the same tensor in fp32). Gemma 2 soft-caps the scores
+// first (tanh, whose output is kept); gpt-oss appends one sink logit per row and runs the
+// softmax in the activation dtype, keeping only its output.
+void add_transformers_eager_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const ModelConfig& m = s.model;
+  const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
+  const Wide s_full = s.training.seq_len;
+  if (g < a && m.attention == AttentionKind::kStandard)
+    sum.add("K,V repeated to every head (repeat_kv)", "n·2(a−g)·d·B/t",
+            d.n * 2 * (a - g) * hd * d.bytes / d.t);
+  if (m.attention_sinks) {
+    sum.add("softmax output (with the sink column)", "n·(s+1)·a·B/t",
+            d.n * (s_full + 1) * a * d.bytes / d.t);
+    return;
+  }
+  if (m.model_type == "gemma2")
+    sum.add("soft-capped scores (tanh output)", "n·s·a·B/t", d.n * s_full * a * d.bytes / d.t);
+  sum.add("softmax output (fp32)", "n·s·a·4/t", d.n * s_full * a * 4 / d.t);
+  if (d.bytes != 4)
+    sum.add("probabilities cast back", "n·s·a·B/t", d.n * s_full * a * d.bytes / d.t);
+}
+
 void add_attention_core(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const Training& tr = s.training;
   const Wide a = s.model.num_heads;
@@ -140,7 +206,11 @@ void add_attention_core(const Scenario& s, const Dims& d, SumBuilder& sum) {
   }
   if (selective) return;  // Korthikanti's selective recompute drops exactly the 5·a·s² terms
   const Wide s_full = tr.seq_len;  // each CP rank's queries attend to the whole sequence
-  sum.add("softmax output", "n·s·a·B/t", d.n * s_full * a * d.bytes / d.t);
+  if (s.conventions.model_code == ModelCode::kTransformers) {
+    add_transformers_eager_attention(s, d, sum);
+  } else {
+    sum.add("softmax output", "n·s·a·B/t", d.n * s_full * a * d.bytes / d.t);
+  }
   if (tr.dropout) {
     sum.add("attention dropout mask", "n·s·a/t", d.n * s_full * a / d.t);
     sum.add("attention dropout output", "n·s·a·B/t", d.n * s_full * a * d.bytes / d.t);
@@ -149,7 +219,8 @@ void add_attention_core(const Scenario& s, const Dims& d, SumBuilder& sum) {
 
 // f-wide tensors a gated (per framework, see Conventions) or plain MLP keeps per token.
 Wide mlp_intermediate_factor(const Scenario& s) {
-  return s.model.mlp == MlpKind::kGated ? s.conventions.gated_mlp_tensors : 2;
+  if (s.model.mlp == MlpKind::kGated) return s.conventions.gated_mlp_tensors;
+  return transformers_gpt2(s) ? 5 : 2;
 }
 
 // An MLP's f-wide tensors: G (or 2) in the activation dtype; with fp8 the last one, the
@@ -161,7 +232,9 @@ void add_mlp_intermediates(const Scenario& s, const Dims& d, const char* label, 
   const Wide tensors = mlp_intermediate_factor(s);
   const std::string w(width);
   if (!d.fp8) {
-    const std::string expr = std::string(gated ? "G·" : "2·") + w + "·B" + per;
+    const std::string expr =
+        (gated ? std::string("G·") : fmt::format("{}·", static_cast<int64_t>(tensors))) + w + "·B" +
+        per;
     sum.add(label, expr.c_str(), tensors * values * d.bytes / divisor);
     return;
   }
@@ -223,7 +296,43 @@ Term op_level_checkpointed_layer(const Scenario& s, const Dims& d, bool explain)
   return sum.finish(preamble(s, d));
 }
 
+// transformers' RMSNorms that multiply the weight in fp32 before casting back (T5LayerNorm's
+// form: GemmaRMSNorm's output * (1 + weight.float()), Olmo2RMSNorm's and GptOssRMSNorm's
+// (weight * hidden_states).to(input_dtype)) keep the fp32 normalised value for the weight's
+// gradient; LlamaRMSNorm and its copies (weight * hidden_states.to(input_dtype)) keep it cast
+// back to the activation dtype.
+bool norm_weight_in_fp32(const std::string& model_type) {
+  return model_type.rfind("gemma", 0) == 0 || model_type == "olmo2" || model_type == "gpt_oss";
+}
+
 }  // namespace
+
+NormKeeps norm_keeps(const Scenario& s) {
+  const Wide b = bytes_of(1, s.training.activation_dtype);
+  if (s.conventions.model_code != ModelCode::kTransformers) return {b, 0, "B"};
+  if (s.model.norm == NormKind::kLayerNorm) return {b, 8, "B"};  // input; fp32 mean and rstd
+  if (norm_weight_in_fp32(s.model.model_type)) return {8, 4, "8"};
+  return {4 + b, 4, "(4+B)"};
+}
+
+bool sliding_layers_masked(const Scenario& s) {
+  return s.conventions.model_code == ModelCode::kTransformers && s.training.flash_attention &&
+         s.model.attention == AttentionKind::kStandard && s.model.sliding_window > 0 &&
+         s.training.seq_len >= s.model.sliding_window;
+}
+
+Term masked_layer_extra(const Scenario& s, bool explain) {
+  if (!sliding_layers_masked(s)) return {};
+  const Dims d = dims_of(s);
+  const ModelConfig& m = s.model;
+  const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
+  SumBuilder sum(explain);
+  const Wide b = s.training.micro_batch, seq = s.training.seq_len;
+  sum.add("sliding-window mask", "b·s²·B", b * seq * seq * d.bytes);
+  if (!efficient_kernel_everywhere(s) && g < a)
+    sum.add("K,V repeated to every head", "n·2(a−g)·d·B/t", d.n * 2 * (a - g) * hd * d.bytes / d.t);
+  return sum.finish(preamble(s, d));
+}
 
 Wide fp8_activation_bytes(Wide values, Fp8Recipe recipe) {
   return values + (has_block_scales(recipe) ? ceil_div(values, 32) : 0);
@@ -245,8 +354,12 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain) {
       Recompute::kSelectiveOp)  // scenario_checks.cc: dense, standard attention
     return op_level_checkpointed_layer(s, d, explain);
   SumBuilder sum(explain);
-  sum.add("norm inputs", "norms·n·h·B/t_sp",
-          Wide{s.model.norms_per_layer} * d.n * d.h * d.bytes / d.t_sp);
+  const NormKeeps keeps = norm_keeps(s);
+  const std::string norm_expr =
+      keeps.per_token == 0 ? std::string("norms·n·h·B/t_sp")
+                           : fmt::format("norms·n·(h·{}+{})/t_sp", keeps.expr, keeps.per_token);
+  sum.add("norm inputs", norm_expr.c_str(),
+          Wide{s.model.norms_per_layer} * d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
   if (s.model.attention == AttentionKind::kMla) {
     add_mla_attention(s, d, sum);
   } else {
@@ -282,7 +395,12 @@ Term embedding_activations(const Scenario& s, bool explain) {
 Term head_activations(const Scenario& s, bool explain) {
   const Dims d = dims_of(s);
   SumBuilder sum(explain);
-  sum.add("final-norm input", "n·h·B/t_sp", d.n * d.h * d.bytes / d.t_sp);
+  const NormKeeps keeps = norm_keeps(s);
+  const std::string norm_expr = keeps.per_token == 0
+                                    ? std::string("n·h·B/t_sp")
+                                    : fmt::format("n·(h·{}+{})/t_sp", keeps.expr, keeps.per_token);
+  sum.add("final-norm input", norm_expr.c_str(),
+          d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
   sum.add("LM-head input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
   return sum.finish(preamble(s, d));
 }
@@ -295,6 +413,10 @@ Term logits_and_loss(const Scenario& s, bool explain) {
   // What the loss keeps beside the logits: fp32 copies (one for Megatron, two for nanotron).
   const Wide loss_extra = std::max<Wide>(s.conventions.loss_bytes_per_logit - d.bytes, 0);
   sum.add("fp32 cross-entropy copies", "n·⌈V/t⌉·(L−B)", d.n * vocab_shard * loss_extra);
+  // transformers' Gemma 2 soft-caps the logits (final_logit_softcapping: / cap, tanh, · cap)
+  // before the loss; tanh's output is kept for the backward.
+  if (s.conventions.model_code == ModelCode::kTransformers && s.model.model_type == "gemma2")
+    sum.add("soft-capped logits (tanh output)", "n·⌈V/t⌉·B", d.n * vocab_shard * d.bytes);
   return sum.finish(preamble(s, d) + fmt::format("V = {}: ", group_digits(padded_vocab(s))));
 }
 

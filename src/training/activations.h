@@ -31,6 +31,31 @@ inline bool has_tp_allgather_buffer(const Scenario& s) {
   return s.conventions.tp_allgather_buffer && column_input_divisor(s.parallel, s.conventions) > 1;
 }
 
+// What one norm keeps for its backward (docs/frameworks.md, "Model code"): bytes per value of
+// its input and per token. A fused norm kernel (Megatron, Transformer Engine, Apex) keeps its
+// input in the activation dtype. transformers' RMSNorms upcast to fp32 and keep the upcast plus
+// the normalised value the weight multiplies: cast back to the activation dtype (Llama and kin,
+// 4 + B) or still in fp32 (Gemma, OLMo-2, gpt-oss: 4 + 4), and the fp32 rsqrt per token;
+// nn.LayerNorm (GPT-2) keeps its input and the fp32 mean and rstd per token.
+struct NormKeeps {
+  Wide per_value = 0;
+  Wide per_token = 0;
+  const char* expr = "B";  // per_value as the formulas write it
+};
+NormKeeps norm_keeps(const Scenario& s);
+
+// transformers' attention through SDPA as an H100 dispatches it (docs/frameworks.md, "Model
+// code"): FlashAttention-2 for half-precision inputs with head_dim <= 256 and no mask, else the
+// memory-efficient kernel, which takes equal head counts (K and V repeated to every query head
+// are what it saves) and keeps the mask converted to the activation dtype.
+// Whether the sliding-window layers get a mask: transformers skips it only while the sequence
+// is shorter than the window (masking_utils _ignore_causal_mask_sdpa).
+bool sliding_layers_masked(const Scenario& s);
+// What one such masked sliding-window layer keeps beyond layer_activations(): its b·s² mask in
+// the activation dtype and, unless every layer runs the efficient kernel already, K and V
+// repeated to every head. 0 when sliding_layers_masked() is false.
+Term masked_layer_extra(const Scenario& s, bool explain);
+
 // Tokens of one microbatch on one context-parallel rank: n = s·b/c.
 Wide tokens_per_rank(const Scenario& s);
 

@@ -183,3 +183,36 @@ TEST(Activations, LossBytesPerLogitFollowTheFramework) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+TEST(Activations, TransformersRmsNormsKeepTheirFp32Upcast) {
+  // LlamaRMSNorm: hidden_states.to(float32) is kept by pow and the rsqrt product (4 B), and
+  // weight * hidden_states.to(input_dtype) keeps the normalised value cast back (B = 2), plus
+  // the fp32 rsqrt per token: per norm n·(h·(4+2) + 4) instead of the input n·h·2. The two
+  // norms of a layer, n = 8192, h = 4096: 2·8192·(4096·6 + 4) − 2·8192·4096·2 = 268,500,992.
+  Scenario hf = llama(8192);
+  hf.conventions.model_code = ModelCode::kTransformers;
+  hf.conventions.gated_mlp_tensors = 3;  // only the norms differ from llama(8192)
+  EXPECT_EQ(layer_activations(hf, false, false).bytes -
+                layer_activations(llama(8192), false, false).bytes,
+            268'500'992);
+  EXPECT_EQ(head_activations(hf, false).bytes - head_activations(llama(8192), false).bytes,
+            8192 * (4096 * 4 + 4));  // the final norm likewise
+  // Gemma, OLMo-2 and gpt-oss multiply the weight in fp32 before casting back: 4 + 4 per value.
+  hf.model.model_type = "gemma2";
+  EXPECT_EQ(norm_keeps(hf).per_value, 8);
+  hf.model.model_type = "olmo2";
+  EXPECT_EQ(norm_keeps(hf).per_value, 8);
+  // nn.LayerNorm (GPT-2) is one kernel: its input, and the fp32 mean and rstd per token.
+  hf.model.norm = NormKind::kLayerNorm;
+  EXPECT_EQ(norm_keeps(hf).per_value, 2);
+  EXPECT_EQ(norm_keeps(hf).per_token, 8);
+  // The framework's own fused norms keep their input only.
+  EXPECT_EQ(norm_keeps(llama(8192)).per_value, 2);
+  EXPECT_EQ(norm_keeps(llama(8192)).per_token, 0);
+}
+
+}  // namespace
+}  // namespace vramplan

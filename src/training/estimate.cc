@@ -30,12 +30,20 @@ constexpr const char* kSourceGradCopy =
 constexpr const char* kSourceOptimizerStep =
     "torch.optim foreach Adam/AdamW (_multi_tensor_adam: sqrt of the second moment)";
 
+// Rows that live from the forward to the backward, gone at the optimizer step. The autocast
+// weight copies are among them: torch.autocast clears its cast cache when the forward's autocast
+// region exits, and the casts then live only as the linears' saved tensors.
 bool is_activation_row(const Row& r) {
-  static constexpr std::string_view kActivationRows[] = {
-      "activations",           "recompute working set",
-      "embedding activations", "final norm + LM head inputs",
-      "logits + loss",         "MTP activations",
-      "adapter activations",   "pipeline stage outputs"};
+  static constexpr std::string_view kActivationRows[] = {"activations",
+                                                         "recompute working set",
+                                                         "embedding activations",
+                                                         "final norm + LM head inputs",
+                                                         "logits + loss",
+                                                         "MTP activations",
+                                                         "adapter activations",
+                                                         "pipeline stage outputs",
+                                                         "autocast weight copies",
+                                                         kRecomputeReservedRow};
   for (std::string_view name : kActivationRows)
     if (r.component == name) return true;
   return false;
@@ -58,6 +66,7 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
   PhaseTotals t;
   int64_t activations = 0;
   for (const Row& r : stage.rows) {
+    if (r.counts_toward != CountsToward::kAllocated) continue;  // reserved: not in a phase
     t.forward_backward += r.bytes;
     if (is_activation_row(r)) activations += r.bytes;
   }

@@ -24,6 +24,7 @@ constexpr const char* kSourceStageOutputs =
 struct LayerMix {
   int64_t dense = 0, moe = 0;  // layers stored in full
   int64_t recomputed = 0;      // layers keeping only their input
+  int64_t masked = 0;          // of the stored ones, sliding-window layers given a mask
 };
 
 LayerMix layer_mix(const Context& c, const RankLayout& rank) {
@@ -45,6 +46,10 @@ LayerMix layer_mix(const Context& c, const RankLayout& rank) {
       ++mix.moe;
     else
       ++mix.dense;
+    const std::vector<LayerAttention>& kinds = c.s.model.layer_attention;
+    if (sliding_layers_masked(c.s) && static_cast<size_t>(id) < kinds.size() &&
+        kinds[static_cast<size_t>(id)] == LayerAttention::kSliding)
+      ++mix.masked;
   }
   return mix;
 }
@@ -69,9 +74,10 @@ void add_stage_outputs(const Context& c, const RankLayout& rank, StageBuilder& o
 void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out) {
   const LayerMix mix = layer_mix(c, rank);
   const int64_t vpp = c.s.parallel.vpp;
-  const Wide per_microbatch = Wide{mix.dense} * c.dense_layer.bytes +
-                              Wide{mix.moe} * c.moe_layer.bytes +
-                              Wide{mix.recomputed} * c.layer_input.bytes;
+  const Term masked = masked_layer_extra(c.s, c.explain);
+  const Wide per_microbatch =
+      Wide{mix.dense} * c.dense_layer.bytes + Wide{mix.moe} * c.moe_layer.bytes +
+      Wide{mix.recomputed} * c.layer_input.bytes + Wide{mix.masked} * masked.bytes;
   Term acts{per_microbatch * rank.in_flight_chunks / vpp, ""};
   if (c.explain) {
     std::string layers;
@@ -83,6 +89,7 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     part(mix.dense, c.dense_layer, mix.moe > 0 ? "dense layers" : "layers");
     part(mix.moe, c.moe_layer, "MoE layers");
     part(mix.recomputed, c.layer_input, "recomputed layers");
+    part(mix.masked, masked, "masked sliding-window layers, extra");
     acts.formula =
         fmt::format("{} in-flight {} × ({}){}; per layer: {}", rank.in_flight_chunks,
                     vpp > 1 ? "chunk-microbatches" : "microbatches", layers,
@@ -93,10 +100,28 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
 
   if (mix.recomputed > 0) {
     // Backward re-runs one layer forward at a time; its full activations are alive meanwhile.
+    // On the last stage the loss's backward and the LM head's have run by then and freed the
+    // logits: the two transients never coexist in allocated memory, so only what the working
+    // set holds beyond the logits and loss adds to the allocated peak. The caching allocator
+    // keeps the freed logits' segments reserved, though, and the layer's smaller tensors land
+    // in new ones: the rest counts toward reserved memory.
     const Wide working = std::max(c.dense_layer.bytes, c.s.model.is_moe() ? c.moe_layer.bytes : 0);
-    Term t{working,
-           c.explain ? "one layer's full activations, re-created during its backward" : ""};
+    const Wide loss = rank.has_head ? logits_and_loss(c.s, false).bytes * rank.in_flight_logits *
+                                          (1 + c.s.model.mtp_layers)
+                                    : 0;
+    const Wide hidden = std::min(working, loss);
+    Term t{working - hidden, ""};
+    if (c.explain)
+      t.formula = loss > 0 ? fmt::format(
+                                 "one layer's full activations ({}), re-created during its "
+                                 "backward, less the logits and loss ({}) freed before it",
+                                 short_bytes(working), short_bytes(loss))
+                           : "one layer's full activations, re-created during its backward";
     out.add("recompute working set", std::move(t), CountsToward::kAllocated, kSourceRecompute);
+    Term pool{hidden, c.explain ? "the working set's part that the freed logits' reserved "
+                                  "segments do not take"
+                                : ""};
+    out.add(kRecomputeReservedRow, std::move(pool), CountsToward::kReserved, kSourceRecompute);
   }
   add_stage_outputs(c, rank, out);
   if (rank.has_embedding) {

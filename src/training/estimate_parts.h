@@ -16,6 +16,9 @@
 namespace vramplan::estimate_parts {
 
 inline constexpr const char* kUnshardedStageRow = "unsharded params + grads";
+// The recompute working set's part hidden under the freed logits: reserved, not allocated.
+inline constexpr const char* kRecomputeReservedRow =
+    "recompute working set (reserved beside the logits)";
 
 // Collects one pipeline rank's rows.
 class StageBuilder {

@@ -174,7 +174,8 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
             CountsToward::kAllocated, kSourceStates);
 
   const Wide non_matrix = ceil_div(g.non_matrix, sh.optimizer ? sh.dense_group : 1);
-  Term opt = optimizer_state_bytes(tr, opt_shard.dense + opt_shard.expert, non_matrix,
+  const Wide vectors = ceil_div(g.vectors, sh.optimizer ? sh.dense_group : 1);
+  Term opt = optimizer_state_bytes(tr, opt_shard.dense + opt_shard.expert, non_matrix, vectors,
                                    c.s.model.hidden, c.explain);
   if (c.explain) opt.formula += fmt::format(", P = {}", opt_shard.text);
   out.add("optimizer states", std::move(opt), CountsToward::kAllocated, kSourceStates);

@@ -79,14 +79,15 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
   // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries, Megatron's fp32
   // gradient copy and attention-scores buffer), nanotron's all-gather buffer and compute-cost
-  // split, CUDA-graph pools and fine-tuning go through estimate() itself.
+  // split, CUDA-graph pools, fine-tuning and transformers' model code go through estimate()
+  // itself.
   const Conventions& conv = base.conventions;
-  m.conventions_modelled_ = !conv.ddp_bucket_copy && !conv.autocast_weight_cache &&
-                            conv.comm_bucket_elements == 0 && !conv.optimizer_foreach_temporaries &&
-                            !conv.tp_allgather_buffer && !base.parallel.compute_balanced_split &&
-                            !has_attention_scores_buffer(base) && !has_fp32_grad_copy(base) &&
-                            !finetune_active(base.finetune) &&
-                            !base.overheads.per_layer_cuda_graphs;
+  m.conventions_modelled_ =
+      !conv.ddp_bucket_copy && !conv.autocast_weight_cache && conv.comm_bucket_elements == 0 &&
+      !conv.optimizer_foreach_temporaries && !conv.tp_allgather_buffer &&
+      !base.parallel.compute_balanced_split && !has_attention_scores_buffer(base) &&
+      !has_fp32_grad_copy(base) && !finetune_active(base.finetune) &&
+      conv.model_code == ModelCode::kDefault && !base.overheads.per_layer_cuda_graphs;
   const ModelConfig& model = base.model;
   const size_t layers = static_cast<size_t>(model.num_layers);
   m.prefix_.assign(layers + 1, {});
@@ -191,6 +192,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
     g.dense += count * share.dense;
     g.expert += count * share.expert;
     g.non_matrix += count * share.non_matrix;
+    g.vectors += count * class_[c].params.norms;
     g.largest_unit = std::max(g.largest_unit, share.dense + share.expert);
     g.last_chunk += group.last_chunk_class_layers[c] * (share.dense + share.expert);
   }
@@ -207,6 +209,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
         head_vocab_matrices(m, group.has_embedding) * vocab_shard + counts_.final_norm;
     g.dense += head;
     g.non_matrix += head;
+    g.vectors += counts_.final_norm;
     g.largest_unit = std::max(g.largest_unit, head);
     if (m.mtp_layers > 0) {
       const Share share = share_of(counts_.mtp_layer);
@@ -214,6 +217,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
       g.dense += m.mtp_layers * (share.dense + extra);
       g.expert += m.mtp_layers * share.expert;
       g.non_matrix += m.mtp_layers * share.non_matrix;
+      g.vectors += m.mtp_layers * counts_.mtp_layer.norms;
     }
   }
   // model_states.cc gpu_params: the embedding is on the first chunk, the head on the last.
@@ -223,7 +227,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
 }
 
 // model_states.cc optimizer_state_bytes without its formula text.
-Wide FastMemoryModel::optimizer_bytes(Wide params, Wide non_matrix) const {
+Wide FastMemoryModel::optimizer_bytes(Wide params, Wide non_matrix, Wide vectors) const {
   const Training& tr = base_.training;
   const Wide sb = bytes_of(1, tr.optimizer_state_dtype);
   switch (tr.optimizer) {
@@ -237,7 +241,7 @@ Wide FastMemoryModel::optimizer_bytes(Wide params, Wide non_matrix) const {
     case Optimizer::kLion:
       return params * sb;
     case Optimizer::kAdafactor:
-      return (ceil_div(2 * (params - non_matrix), base_.model.hidden) + non_matrix) * sb;
+      return (ceil_div(2 * (params - vectors), base_.model.hidden) + vectors) * sb;
     case Optimizer::kMuon:
       return (params - non_matrix) * sb + 2 * non_matrix * sb;
   }
@@ -274,7 +278,8 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
   if (tr.master_weights && tr.param_dtype != DType::kFp32)
     total += ceil_div(optimizer_params * 32, 8);
   const Wide non_matrix = ceil_div(g.non_matrix, sh.optimizer ? sh.dense_group : 1);
-  total += optimizer_bytes(optimizer_params, non_matrix);
+  total += optimizer_bytes(optimizer_params, non_matrix,
+                           ceil_div(g.vectors, sh.optimizer ? sh.dense_group : 1));
   const bool mixed = base_.conventions.fsdp_mixed_precision;
   // estimate.cc add_unsharded_stage, or the unit-by-unit gather below.
   if (keeps_stage_unsharded(base_.conventions, par, sh.params)) {
@@ -318,7 +323,7 @@ bool FastMemoryModel::holds_moe_layer(const RankGroup& group) const {
 }
 
 Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,
-                                const Parallelism& par) const {
+                                const Parallelism& par, bool* forward_backward_peak) const {
   const bool chunk_by_chunk = backward_chunk_by_chunk(par, microbatches);
   const Wide unsharded = r.unsharded - (chunk_by_chunk ? r.chunk_by_chunk_saving : 0);
   const Wide states = r.states - r.unsharded + unsharded;
@@ -326,6 +331,7 @@ Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microba
       base_.conventions.lazy_gradients && (microbatches == 1 || r.unsharded_stage);
   const Wide forward_backward = states + other + r.workspaces - (grads_absent ? r.gradients : 0);
   const Wide optimizer_step = states - unsharded + r.workspaces;
+  if (forward_backward_peak) *forward_backward_peak = optimizer_step <= forward_backward;
   return std::max(forward_backward, optimizer_step);
 }
 
@@ -447,7 +453,7 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
 
 Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTerms& terms,
                                       const Parallelism& par, Recompute recompute,
-                                      int64_t microbatches) const {
+                                      int64_t microbatches, Wide* reserved_only) const {
   const ModelConfig& m = base_.model;
   const int64_t in_flight = in_flight_chunks(par, group.first_rank, microbatches);
   const bool full = recompute == Recompute::kFull;
@@ -457,7 +463,13 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
   const Wide per_microbatch =
       dense * terms.dense_layer + moe * terms.moe_layer + recomputed * terms.layer_input;
   Wide total = per_microbatch * in_flight / par.vpp;
-  if (recomputed > 0) total += std::max(terms.dense_layer, m.is_moe() ? terms.moe_layer : 0);
+  const Wide logits_alive = (par.schedule == Schedule::kGPipe && par.pp > 1) ? microbatches : 1;
+  if (recomputed > 0) {  // estimate_activations.cc: less the logits and loss freed before it
+    const Wide working = std::max(terms.dense_layer, m.is_moe() ? terms.moe_layer : 0);
+    const Wide loss = group.has_head ? terms.logits * logits_alive * (1 + m.mtp_layers) : 0;
+    total += working - std::min(working, loss);
+    if (reserved_only) *reserved_only = std::min(working, loss);
+  }
   if (base_.conventions.pipeline_keeps_stage_outputs && par.pp > 1) {
     // estimate.cc add_stage_outputs: every in-flight chunk's output except the LM head's input.
     const Wide sent = group.has_head ? Wide{in_flight} * (par.vpp - 1) / par.vpp : Wide{in_flight};
@@ -465,7 +477,6 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
   }
   if (group.has_embedding) total += terms.embedding * in_flight / par.vpp;
   if (group.has_head) {
-    const Wide logits_alive = (par.schedule == Schedule::kGPipe && par.pp > 1) ? microbatches : 1;
     total += terms.head * logits_alive + terms.logits * logits_alive * (1 + m.mtp_layers);
     if (m.mtp_layers > 0)
       total += (m.is_moe() ? terms.moe_layer : terms.dense_layer) * logits_alive * m.mtp_layers;
@@ -473,7 +484,7 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
   return total;
 }
 
-FastPeak FastMemoryModel::finish(Wide allocated, const Parallelism& par) const {
+FastPeak FastMemoryModel::finish(Wide allocated, const Parallelism& par, Wide reserved_only) const {
   FastPeak out;
   if (allocated > kMaxBytes) {
     out.overflow = true;
@@ -481,15 +492,18 @@ FastPeak FastMemoryModel::finish(Wide allocated, const Parallelism& par) const {
   }
   const Overheads& o = base_.overheads;
   const int64_t alloc = static_cast<int64_t>(allocated);
-  const Wide pool = static_cast<Wide>(static_cast<double>(alloc) * o.allocator_fraction);
-  const Wide device = allocated + pool + o.cuda_context_bytes +
+  // estimate_beyond_tensors.cc: the pool is a fraction of every row before it, the reserved-only
+  // recompute row included.
+  const Wide pool =
+      static_cast<Wide>(static_cast<double>(allocated + reserved_only) * o.allocator_fraction);
+  const Wide device = allocated + reserved_only + pool + o.cuda_context_bytes +
                       Wide{nccl_group_count(par)} * o.nccl_bytes_per_group;
   if (device > kMaxBytes) {
     out.overflow = true;
     return out;
   }
   out.allocated_bytes = alloc;
-  out.reserved_bytes = static_cast<int64_t>(allocated + pool);
+  out.reserved_bytes = static_cast<int64_t>(allocated + reserved_only + pool);
   out.device_bytes = static_cast<int64_t>(device);
   return out;
 }
@@ -524,10 +538,12 @@ FastPeak FastMemoryModel::evaluate(const Scenario& s) const {
   states_bytes(shape_of_layout, par, states.data());
   FastPeak peak;
   for (int i = 0; i < shape_of_layout.groups; ++i) {
-    const Wide other =
-        other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute, m);
-    const Wide allocated = rank_peak(states[i], other, m, par);
-    const FastPeak rank = finish(allocated, par);
+    Wide reserved_only = 0;
+    const Wide other = other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute,
+                                       m, &reserved_only);
+    bool forward_backward_peak = true;
+    const Wide allocated = rank_peak(states[i], other, m, par, &forward_backward_peak);
+    const FastPeak rank = finish(allocated, par, forward_backward_peak ? reserved_only : 0);
     if (rank.overflow) return rank;
     if (rank.device_bytes > peak.device_bytes) peak = rank;
   }

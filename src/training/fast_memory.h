@@ -116,20 +116,22 @@ class FastMemoryModel {
   ActivationTerms activations(const Parallelism& parallel, int64_t micro_batch,
                               Recompute recompute) const;
   // Allocated bytes of one group's rank other than model states and workspaces (activations,
-  // head).
+  // head). `reserved_only`, when given, receives the recompute working set's part hidden under
+  // the freed logits, which counts toward reserved memory only (estimate_activations.cc).
   Wide other_allocated(const RankGroup& group, const ActivationTerms& terms,
-                       const Parallelism& parallel, Recompute recompute,
-                       int64_t microbatches) const;
+                       const Parallelism& parallel, Recompute recompute, int64_t microbatches,
+                       Wide* reserved_only = nullptr) const;
   // One rank's allocated peak from its parts, as estimate.cc picks the larger phase: with lazy
   // gradients and one microbatch per step (or a stage kept unsharded) the backward holds no
   // sharded gradients; the optimizer step holds no activations nor unsharded stage.
   Wide rank_peak(const RankStates& states, Wide other, int64_t microbatches,
-                 const Parallelism& parallel) const;
+                 const Parallelism& parallel, bool* forward_backward_peak = nullptr) const;
   // A lower bound of rank_peak over every activation size and microbatch count.
   Wide states_floor(const RankStates& states) const;
   // Allocated -> reserved -> device, as estimate.cc adds the allocator pool, CUDA context and
   // NCCL buffers; overflow when the device total passes 2^62.
-  FastPeak finish(Wide allocated, const Parallelism& parallel) const;
+  // `reserved_only`: reserved bytes beyond the allocated ones that the pool also covers.
+  FastPeak finish(Wide allocated, const Parallelism& parallel, Wide reserved_only = 0) const;
   // Microbatches per step per data-parallel rank (microbatches_of) with the base's global batch.
   int64_t microbatches(const Parallelism& parallel, int64_t micro_batch) const;
 
@@ -144,7 +146,7 @@ class FastMemoryModel {
     Wide dense = 0, expert = 0, non_matrix = 0;
   };
   struct Params {  // GpuParams of one rank
-    Wide dense = 0, expert = 0, non_matrix = 0, largest_unit = 0;
+    Wide dense = 0, expert = 0, non_matrix = 0, vectors = 0, largest_unit = 0;
     Wide last_chunk = 0;  // of dense + expert, in the rank's last model chunk
   };
 
@@ -155,7 +157,7 @@ class FastMemoryModel {
   Wide gradients_of(const Params& params, const Sharding& sharding) const;
   Wide shard_of(const Params& params, const Sharding& sharding, bool sharded) const;
   bool holds_moe_layer(const RankGroup& group) const;
-  Wide optimizer_bytes(Wide params, Wide non_matrix) const;
+  Wide optimizer_bytes(Wide params, Wide non_matrix, Wide vectors) const;
   Wide layer_activations(const Parallelism& parallel, int64_t micro_batch, Recompute recompute,
                          bool moe_layer) const;
   int64_t padded_vocab_of(int64_t tp) const;

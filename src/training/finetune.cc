@@ -173,8 +173,8 @@ std::string grad_what(const Training& tr) {
 }
 
 // Gradients, master copies and optimizer state of `trainable` parameters stored in `dtype`.
-void add_training_states(const Scenario& s, Wide trainable, Wide non_matrix, DType dtype,
-                         const std::string& prefix, const Sharding& sh, bool explain,
+void add_training_states(const Scenario& s, Wide trainable, Wide non_matrix, Wide vectors_all,
+                         DType dtype, const std::string& prefix, const Sharding& sh, bool explain,
                          const char* source, std::vector<FinetuneRow>& rows) {
   const Training& tr = s.training;
   rows.push_back({prefix + "gradients",
@@ -185,8 +185,9 @@ void add_training_states(const Scenario& s, Wide trainable, Wide non_matrix, DTy
   if (tr.master_weights && dtype != DType::kFp32)
     rows.push_back({prefix + "master weights", per_param(opt, 32, "fp32 copy", explain),
                     CountsToward::kAllocated, source});
-  const Wide vectors = ceil_div(non_matrix, sh.optimizer ? sh.dense_group : 1);
-  Term state = optimizer_state_bytes(tr, opt.params, vectors, s.model.hidden, explain);
+  const Wide group = sh.optimizer ? sh.dense_group : 1;
+  Term state = optimizer_state_bytes(tr, opt.params, ceil_div(non_matrix, group),
+                                     ceil_div(vectors_all, group), s.model.hidden, explain);
   if (explain) state.formula += ", P = " + opt.text;
   rows.push_back({prefix + "optimizer states", std::move(state), CountsToward::kAllocated, source});
 }
@@ -207,8 +208,9 @@ void full_finetune_rows(const Scenario& s, const ParamCounts& counts, const Rank
                   per_param(shard(frozen_total, sh, sh.params, explain), bits_of(tr.param_dtype),
                             dtype, explain),
                   CountsToward::kAllocated, kSourceFrozen});
-  add_training_states(s, trainable, all.non_matrix - frozen.non_matrix, tr.param_dtype, "", sh,
-                      explain, kSourceFrozen, rows);
+  add_training_states(s, trainable, all.non_matrix - frozen.non_matrix,
+                      all.vectors - frozen.vectors, tr.param_dtype, "", sh, explain, kSourceFrozen,
+                      rows);
 }
 
 // The largest linear weight one GPU multiplies by: QLoRA dequantises one at a time.
@@ -275,7 +277,7 @@ void lora_rows(const Scenario& s, const ParamCounts& counts, const RankLayout& r
     weights.formula +=
         fmt::format(" (r = {} on {})", f.lora_rank, lora_targets_text(f.lora_targets));
   rows.push_back({"adapter weights", std::move(weights), CountsToward::kAllocated, source});
-  add_training_states(s, adapters, 0, f.adapter_dtype, "adapter ", sh, explain, source, rows);
+  add_training_states(s, adapters, 0, 0, f.adapter_dtype, "adapter ", sh, explain, source, rows);
 }
 
 }  // namespace

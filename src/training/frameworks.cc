@@ -73,11 +73,9 @@ void deepspeed(Scenario& s) {
   // ZeRO with bf16: fp32 master weights and fp32 gradient partitions; reduce_bucket_size and
   // allgather_bucket_size default to 5e8 elements (runtime/zero/config.py), held in the
   // gradient dtype; ZeRO-3 keeps up to stage3_max_live_parameters (1e9) gathered
-  // (runtime/zero/partitioned_param_coordinator.py); Hugging Face models (unfused GLU, logits
-  // upcast to fp32 for the loss).
+  // (runtime/zero/partitioned_param_coordinator.py); Hugging Face transformers models.
   s.parallel.zero = 2;
-  s.conventions.gated_mlp_tensors = 4;
-  s.conventions.loss_bytes_per_logit = 10;
+  apply_model_code(ModelCode::kTransformers, s);
   s.conventions.comm_bucket_elements = 500'000'000;
   s.conventions.zero3_live_params = 1'000'000'000;    // stage3_max_live_parameters
   s.conventions.pipeline_keeps_stage_outputs = true;  // PipelineEngine's pipe_buffers outputs
@@ -86,23 +84,36 @@ void deepspeed(Scenario& s) {
 
 void hf_trainer(Scenario& s) {
   // Trainer --bf16 is torch.autocast over fp32 weights: fp32 params, grads and Adam states, no
-  // separate master copy; autocast caches a bf16 copy of each weight for the backward; DDP
+  // separate master copy; autocast caches a bf16 copy of each weight for the backward; the
+  // default optimizer is the fused AdamW with torch >= 2.8 (training_args.py default_optim
+  // "adamw_torch_fused"), which allocates no step temporary (optimizer_foreach_temporaries for
+  // the older foreach "adamw_torch"); DDP
   // (gradient_as_bucket_view=False, accelerate's default) keeps a second copy of the gradients
-  // in its buckets; the model upcasts logits to fp32 for the loss.
+  // in its buckets; the model is transformers' code.
   s.training.param_dtype = DType::kFp32;
   s.training.grad_dtype = DType::kFp32;
   s.training.fp32_grad_accumulation = false;
   s.training.master_weights = false;
-  s.conventions.gated_mlp_tensors = 4;
-  s.conventions.loss_bytes_per_logit = 10;
+  apply_model_code(ModelCode::kTransformers, s);
   s.conventions.ddp_bucket_copy = true;
   s.conventions.autocast_weight_cache = true;
-  s.conventions.optimizer_foreach_temporaries = true;  // optim adamw_torch (foreach)
-  s.conventions.lazy_gradients = true;                 // model.zero_grad() sets them to None
+  s.conventions.lazy_gradients = true;  // model.zero_grad() sets them to None
   s.overheads.allocator_fraction = kFragmentedPool;
 }
 
 }  // namespace
+
+void apply_model_code(ModelCode code, Scenario& s) {
+  s.conventions.model_code = code;
+  if (code != ModelCode::kTransformers) return;
+  // transformers' gated MLPs (LlamaMLP and kin): down_proj(act_fn(gate_proj(x)) * up_proj(x))
+  // keeps gate, up, the activation and the product. ForCausalLMLoss: logits.float(), then
+  // F.cross_entropy (log_softmax + nll_loss): the forward holds the logits, their fp32 copy and
+  // log_softmax's output (2 + 4 + 4); once the caller drops the logits, the backward holds
+  // log_softmax's saved output, nll_loss's fp32 gradient and log_softmax's (4 + 4 + 4).
+  s.conventions.gated_mlp_tensors = 4;
+  s.conventions.loss_bytes_per_logit = 12;
+}
 
 void apply_framework(Framework framework, Scenario& s) {
   s.conventions = Conventions{};

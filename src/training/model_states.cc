@@ -32,6 +32,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     g.dense += share.dense;
     g.expert += share.expert;
     g.non_matrix += share.non_matrix;
+    g.vectors += counts.layers[rank.layers[i]].norms;
     g.largest_unit = std::max(g.largest_unit, share.dense + share.expert);
     if (i >= tail_start) g.last_chunk += share.dense + share.expert;
   }
@@ -47,6 +48,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     const Wide head = head_vocab_matrices(m, rank.has_embedding) * vocab_shard + counts.final_norm;
     g.dense += head;
     g.non_matrix += head;
+    g.vectors += counts.final_norm;
     g.largest_unit = std::max(g.largest_unit, head);
     if (m.mtp_layers > 0) {
       const LayerShare share = share_of(counts.mtp_layer, par);
@@ -54,6 +56,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
       g.dense += m.mtp_layers * (share.dense + extra);
       g.expert += m.mtp_layers * share.expert;
       g.non_matrix += m.mtp_layers * share.non_matrix;
+      g.vectors += m.mtp_layers * counts.mtp_layer.norms;
       g.mtp = m.mtp_layers * (share.dense + extra + share.expert);
     }
   }
@@ -98,8 +101,8 @@ Sharding sharding_of(const Parallelism& par) {
   return sh;
 }
 
-Term optimizer_state_bytes(const Training& tr, Wide params, Wide non_matrix, Wide hidden,
-                           bool explain) {
+Term optimizer_state_bytes(const Training& tr, Wide params, Wide non_matrix, Wide vectors,
+                           Wide hidden, bool explain) {
   const Wide sb = bytes_of(1, tr.optimizer_state_dtype);
   const std::string p = group_digits(params);
   Term t;
@@ -124,13 +127,15 @@ Term optimizer_state_bytes(const Training& tr, Wide params, Wide non_matrix, Wid
       if (explain) t.formula = fmt::format("momentum: {}·P = {}·{}", (int)sb, (int)sb, p);
       break;
     case Optimizer::kAdafactor: {
-      // Factored second moment: a row and a column vector per h-wide matrix, ≈ 2·P/h values.
-      const Wide values = ceil_div(2 * (params - non_matrix), hidden) + non_matrix;
+      // Factored second moment (torch.optim.Adafactor: row_var and col_var of every tensor with
+      // two or more dimensions, the embedding and LM head too): a row and a column vector per
+      // h-wide matrix, ≈ 2·P/h values; the 1-D norms keep a whole one. No first moment.
+      const Wide values = ceil_div(2 * (params - vectors), hidden) + vectors;
       t.bytes = values * sb;
       if (explain)
         t.formula = fmt::format("factored v: {}·(2·(P−P_vec)/h + P_vec) = {}·(2·({}−{})/{} + {})",
-                                (int)sb, (int)sb, p, group_digits(non_matrix), group_digits(hidden),
-                                group_digits(non_matrix));
+                                (int)sb, (int)sb, p, group_digits(vectors), group_digits(hidden),
+                                group_digits(vectors));
       break;
     }
     case Optimizer::kMuon: {

@@ -18,6 +18,7 @@ struct GpuParams {
   Wide dense = 0;         // everything but routed experts (incl. embedding/head if held)
   Wide expert = 0;        // routed experts
   Wide non_matrix = 0;    // embedding, LM head, norms, biases, routers (Muon runs Adam on them)
+  Wide vectors = 0;       // of those, the 1-D norms (Adafactor keeps their second moment whole)
   Wide largest_unit = 0;  // largest FSDP/ZeRO-3 gather unit: one layer, the embedding or the head
   Wide mtp = 0;           // of dense+expert: multi-token-prediction modules (last rank)
   Wide last_chunk = 0;    // of dense+expert: the rank's last model chunk (all of it at vpp 1)
@@ -53,8 +54,10 @@ struct Sharding {
 };
 Sharding sharding_of(const Parallelism& par);
 
-// Bytes of one optimizer's state for `params` parameters, `non_matrix` of which are not matrices.
-Term optimizer_state_bytes(const Training& tr, Wide params, Wide non_matrix, Wide hidden,
-                           bool explain);
+// Bytes of one optimizer's state for `params` parameters: `non_matrix` of them are not hidden
+// matrices (Muon), `vectors` of them are 1-D (Adafactor factors every matrix, the embedding and
+// LM head included).
+Term optimizer_state_bytes(const Training& tr, Wide params, Wide non_matrix, Wide vectors,
+                           Wide hidden, bool explain);
 
 }  // namespace vramplan

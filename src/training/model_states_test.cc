@@ -15,28 +15,34 @@ Training with_optimizer(Optimizer o) {
 
 TEST(OptimizerStates, BytesPerParameter) {
   // AdamW: m and v in fp32 = 8 B/param.
-  EXPECT_EQ(optimizer_state_bytes(with_optimizer(Optimizer::kAdamW), 1000, 0, 64, false).bytes,
+  EXPECT_EQ(optimizer_state_bytes(with_optimizer(Optimizer::kAdamW), 1000, 0, 0, 64, false).bytes,
             8000);
   // 8-bit Adam: 2 B/param + an fp32 absmax per 2048-value block per state: 2·4096 + 2·2·4 = 8208.
-  EXPECT_EQ(optimizer_state_bytes(with_optimizer(Optimizer::kAdam8bit), 4096, 0, 64, false).bytes,
-            8208);
-  EXPECT_EQ(optimizer_state_bytes(with_optimizer(Optimizer::kSgd), 1000, 0, 64, false).bytes, 0);
   EXPECT_EQ(
-      optimizer_state_bytes(with_optimizer(Optimizer::kSgdMomentum), 1000, 0, 64, false).bytes,
+      optimizer_state_bytes(with_optimizer(Optimizer::kAdam8bit), 4096, 0, 0, 64, false).bytes,
+      8208);
+  EXPECT_EQ(optimizer_state_bytes(with_optimizer(Optimizer::kSgd), 1000, 0, 0, 64, false).bytes, 0);
+  EXPECT_EQ(
+      optimizer_state_bytes(with_optimizer(Optimizer::kSgdMomentum), 1000, 0, 0, 64, false).bytes,
       4000);
-  EXPECT_EQ(optimizer_state_bytes(with_optimizer(Optimizer::kLion), 1000, 0, 64, false).bytes,
+  EXPECT_EQ(optimizer_state_bytes(with_optimizer(Optimizer::kLion), 1000, 0, 0, 64, false).bytes,
             4000);
   // Muon: momentum (4 B) for the 900 matrix params, AdamW (8 B) for the 100 others = 4400.
-  EXPECT_EQ(optimizer_state_bytes(with_optimizer(Optimizer::kMuon), 1000, 100, 64, false).bytes,
+  EXPECT_EQ(optimizer_state_bytes(with_optimizer(Optimizer::kMuon), 1000, 100, 0, 64, false).bytes,
             4400);
   // Adafactor: 2·(1000 − 100)/64 → ⌈28.1⌉ = 29 factored values + 100 vector values = 129 · 4 B.
   EXPECT_EQ(
-      optimizer_state_bytes(with_optimizer(Optimizer::kAdafactor), 1000, 100, 64, false).bytes,
+      optimizer_state_bytes(with_optimizer(Optimizer::kAdafactor), 1000, 300, 100, 64, false).bytes,
       516);
+  // The non-matrix parameters that are matrices all the same (the embedding, 300 here) are
+  // factored too: only the 1-D vectors keep a whole second moment.
+  EXPECT_EQ(
+      optimizer_state_bytes(with_optimizer(Optimizer::kAdafactor), 1000, 300, 0, 64, false).bytes,
+      4 * 32);
   // bf16 states halve AdamW.
   Training bf16 = with_optimizer(Optimizer::kAdamW);
   bf16.optimizer_state_dtype = DType::kBf16;
-  EXPECT_EQ(optimizer_state_bytes(bf16, 1000, 0, 64, false).bytes, 4000);
+  EXPECT_EQ(optimizer_state_bytes(bf16, 1000, 0, 0, 64, false).bytes, 4000);
 }
 
 TEST(Sharding, StagesOfZero) {

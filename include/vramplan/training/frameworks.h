@@ -22,4 +22,9 @@ inline const char* framework_name(Framework f) { return kFrameworkNames[static_c
 // Called on a default Scenario before user settings are read.
 void apply_framework(Framework framework, Scenario& s);
 
+// Sets s.conventions.model_code and the conventions that follow from the model code
+// (gated_mlp_tensors, loss_bytes_per_logit for transformers; docs/frameworks.md, "Model code").
+// kDefault leaves the framework's values as they are.
+void apply_model_code(ModelCode code, Scenario& s);
+
 }  // namespace vramplan

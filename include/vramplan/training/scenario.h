@@ -157,8 +157,20 @@ struct Overheads {
 // (NeMo docs/source/features/optimizations/cudagraphs.md: "~20%").
 inline constexpr double kCudaGraphActivationShare = 0.20;
 
+// Whose code computes the layers (docs/frameworks.md, "Model code"). kDefault: the kernels the
+// framework's own layers run (Megatron's and Transformer Engine's fused ones, nanotron's,
+// torchtitan's), as the other conventions describe them. kTransformers: Hugging Face
+// transformers' eager modeling code (modeling_<model_type>.py), which keeps more: its RMSNorm
+// upcasts to fp32 and keeps the upcast, its loss is PyTorch's F.cross_entropy on fp32 logits.
+enum class ModelCode { kDefault, kTransformers };
+inline constexpr std::array<const char*, 2> kModelCodeNames = {"default", "transformers"};
+inline const char* model_code_name(ModelCode c) { return kModelCodeNames[static_cast<size_t>(c)]; }
+
 // What really differs between training frameworks (see docs/frameworks.md).
 struct Conventions {
+  // Whose code computes the layers; kTransformers also sets gated_mlp_tensors and
+  // loss_bytes_per_logit (apply_model_code, frameworks.h).
+  ModelCode model_code = ModelCode::kDefault;
   // The vocabulary is padded to a multiple of this × tp (Megatron's --make-vocab-size-divisible-by,
   // default 128; nanotron's make_vocab_size_divisible_by). 1 = no padding.
   int64_t vocab_pad_multiple = 1;
@@ -166,8 +178,11 @@ struct Conventions {
   // bias_swiglu: gate|up output and the activation output), 4 unfused (nanotron, Hugging Face:
   // also the SiLU output kept for the product's backward). Plain GeLU MLPs keep 2.
   int64_t gated_mlp_tensors = 3;
-  // Bytes per logit alive at the loss: Megatron keeps the activation-dtype logits and one fp32
-  // copy (2 + 4); nanotron casts to fp32 and subtracts the max out of place (2 + 4 + 4).
+  // Bytes per logit alive at the loss, forward or backward, whichever holds more: Megatron keeps
+  // the activation-dtype logits and one fp32 copy (2 + 4); nanotron casts to fp32 and subtracts
+  // the max out of place (2 + 4 + 4); PyTorch's F.cross_entropy on fp32 logits (transformers'
+  // ForCausalLMLoss, torchtitan's cross_entropy_loss) keeps log_softmax's fp32 output, and its
+  // backward adds nll_loss's fp32 gradient and log_softmax's (4 + 4 + 4).
   int64_t loss_bytes_per_logit = 6;
   // With sequence parallelism, what a column-parallel linear (QKV, MLP up, LM head) saves for
   // its weight gradient: Megatron saves its sequence shard and all-gathers it again in the
