@@ -171,6 +171,10 @@ constexpr OptionSpec kOptions[] = {
     {"pipeline_keeps_stage_outputs", K::kBool, "framework",
      "false (true: nanotron, torchtitan, deepspeed)",
      "the pipeline engine keeps what a stage sent until its backward", ""},
+    {"pipeline_keeps_last_outputs", K::kBool, "framework", "false (true: torchtitan)",
+     "the last pipeline stage keeps every microbatch's output (the logits) until the next step "
+     "(torch.distributed.pipelining PipelineStage.output_chunks)",
+     ""},
     {"mha_keeps_packed_qkv", K::kBool, "framework", "false",
      "with MHA, the packed Q|K|V buffer stays alive beside the K|V copy flash attention saves", ""},
     {"sp_saves_gathered_inputs", K::kBool, "framework", "false (true: torchtitan)",

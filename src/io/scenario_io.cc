@@ -282,6 +282,7 @@ std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
     return Error{"zero3_live_params", std::to_string(c.zero3_live_params), "0 to 2^50 parameters",
                  ""};
   if (auto e = r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs)) return e;
+  if (auto e = r.boolean("pipeline_keeps_last_outputs", c.pipeline_keeps_last_outputs)) return e;
   if (auto e = r.boolean("mha_keeps_packed_qkv", c.mha_keeps_packed_qkv)) return e;
   if (auto e = r.boolean("sp_saves_gathered_inputs", c.sp_saves_gathered_inputs)) return e;
   if (auto e = r.boolean("tp_allgather_buffer", c.tp_allgather_buffer)) return e;

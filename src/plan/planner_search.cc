@@ -222,6 +222,7 @@ void Worker::run(const Branch& b) {
 
   std::array<Wide, kMaxRankGroups> other;
   std::array<Wide, kMaxRankGroups> reserved_only;
+  std::array<Wide, kMaxRankGroups> kept_outputs;
   for (bool sp : in.sps) {
     par.sequence_parallel = sp;
     layout.sequence_parallel = sp;
@@ -235,9 +236,9 @@ void Worker::run(const Branch& b) {
           par.schedule = schedule;
           layout.schedule = schedule;
           for (int g = 0; g < groups; ++g) {
-            reserved_only[g] = 0;
-            other[g] =
-                memory_.other_allocated(shape.group[g], terms, par, rc, m, &reserved_only[g]);
+            reserved_only[g] = kept_outputs[g] = 0;
+            other[g] = memory_.other_allocated(shape.group[g], terms, par, rc, m, &reserved_only[g],
+                                               &kept_outputs[g]);
           }
           for (size_t k = 0; k < modes.size(); ++k) {
             if (pruned[k]) continue;
@@ -246,8 +247,8 @@ void Worker::run(const Branch& b) {
             FastPeak worst;
             for (int g = 0; g < groups && !worst.overflow; ++g) {
               bool forward_backward = true;
-              const Wide allocated =
-                  memory_.rank_peak(states[k][g], other[g], m, par, &forward_backward);
+              const Wide allocated = memory_.rank_peak(states[k][g], other[g], m, par,
+                                                       &forward_backward, kept_outputs[g]);
               const FastPeak rank =
                   memory_.finish(allocated, par, forward_backward ? reserved_only[g] : 0);
               if (rank.overflow || rank.device_bytes > worst.device_bytes ||

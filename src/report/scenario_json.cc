@@ -144,6 +144,7 @@ json conventions_json(const Scenario& s) {
           {"lazy_gradients", c.lazy_gradients},
           {"fsdp_mixed_precision", c.fsdp_mixed_precision},
           {"pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs},
+          {"pipeline_keeps_last_outputs", c.pipeline_keeps_last_outputs},
           {"mha_keeps_packed_qkv", c.mha_keeps_packed_qkv},
           {"tp_allgather_buffer", c.tp_allgather_buffer},
           {"pipeline_fsdp_unsharded", c.pipeline_fsdp_unsharded},

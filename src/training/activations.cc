@@ -315,6 +315,18 @@ NormKeeps norm_keeps(const Scenario& s) {
   return {4 + b, 4, "(4+B)"};
 }
 
+Wide loss_backward_transient(const Scenario& s) {
+  if (s.conventions.model_code != ModelCode::kTransformers) return 0;
+  const Wide t = s.parallel.tp;
+  return tokens_per_rank(s) * ceil_div(padded_vocab(s), t) * 8;
+}
+
+Wide last_stage_output_bytes(const Scenario& s) {
+  const Wide t = s.parallel.tp;
+  return tokens_per_rank(s) * ceil_div(padded_vocab(s), t) *
+         bytes_of(1, s.training.activation_dtype);
+}
+
 bool sliding_layers_masked(const Scenario& s) {
   return s.conventions.model_code == ModelCode::kTransformers && s.training.flash_attention &&
          s.model.attention == AttentionKind::kStandard && s.model.sliding_window > 0 &&

@@ -75,4 +75,14 @@ Term head_activations(const Scenario& s, bool explain);
 // works on (Megatron's vocab-parallel cross entropy casts to fp32 and keeps exp-logits).
 Term logits_and_loss(const Scenario& s, bool explain);
 
+// Of logits_and_loss, what exists for one microbatch at a time only: the backward's gradients
+// of an unfused cross-entropy (transformers' model code: nll_loss's and log_softmax's fp32
+// gradients, 8 B per logit). With several microbatches' losses alive (GPipe) the rest is kept
+// per microbatch, this once.
+Wide loss_backward_transient(const Scenario& s);
+
+// One microbatch's output of the last pipeline stage, the logits in the activation dtype
+// (Conventions::pipeline_keeps_last_outputs).
+Wide last_stage_output_bytes(const Scenario& s);
+
 }  // namespace vramplan

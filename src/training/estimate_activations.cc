@@ -21,6 +21,31 @@ constexpr const char* kSourceStageOutputs =
     "torch.distributed.pipelining / nanotron / DeepSpeed pipeline engines keep each sent "
     "activation until its backward (docs/frameworks.md)";
 
+constexpr const char* kSourceLastOutputs =
+    "torch.distributed.pipelining stage.py (PipelineStage.forward_one_chunk appends each "
+    "microbatch's output to output_chunks; clear_runtime_states empties it at the next step)";
+
+// The last stage's logits and loss at their peak: every in-flight microbatch's (and MTP head's)
+// logits_and_loss, less the backward gradients all but one of them do not hold
+// (loss_backward_transient).
+Term head_loss(const Context& c, const RankLayout& rank) {
+  Term t = logits_and_loss(c.s, c.explain);
+  const Wide k = Wide{rank.in_flight_logits} * (1 + c.s.model.mtp_layers);
+  const Wide transient = loss_backward_transient(c.s);
+  t.bytes = t.bytes * k - (k - 1) * transient;
+  if (c.explain && k > 1) {
+    const std::string what =
+        c.s.model.mtp_layers > 0
+            ? fmt::format("{} microbatch(es) × (1 main + {} MTP) heads",
+                          static_cast<int64_t>(rank.in_flight_logits), c.s.model.mtp_layers)
+            : fmt::format("{} microbatches", static_cast<int64_t>(rank.in_flight_logits));
+    t.formula = transient > 0 ? fmt::format("{} × ({}), the backward's gradients ({}) once", what,
+                                            t.formula, short_bytes(transient))
+                              : fmt::format("{} × ({})", what, t.formula);
+  }
+  return t;
+}
+
 struct LayerMix {
   int64_t dense = 0, moe = 0;  // layers stored in full
   int64_t recomputed = 0;      // layers keeping only their input
@@ -106,9 +131,7 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     // keeps the freed logits' segments reserved, though, and the layer's smaller tensors land
     // in new ones: the rest counts toward reserved memory.
     const Wide working = std::max(c.dense_layer.bytes, c.s.model.is_moe() ? c.moe_layer.bytes : 0);
-    const Wide loss = rank.has_head ? logits_and_loss(c.s, false).bytes * rank.in_flight_logits *
-                                          (1 + c.s.model.mtp_layers)
-                                    : 0;
+    const Wide loss = rank.has_head ? head_loss(c, rank).bytes : 0;
     const Wide hidden = std::min(working, loss);
     Term t{working - hidden, ""};
     if (c.explain)
@@ -144,11 +167,16 @@ void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out)
   out.add("final norm + LM head inputs", times(head_activations(c.s, c.explain), mbs, microbatches),
           CountsToward::kAllocated, kSourceActivations);
   const int64_t mtp = c.s.model.mtp_layers;
-  const std::string heads = mtp > 0 ? fmt::format("{} microbatch(es) × (1 main + {} MTP) heads",
-                                                  static_cast<int64_t>(mbs), mtp)
-                                    : microbatches;
-  out.add("logits + loss", times(logits_and_loss(c.s, c.explain), mbs * (1 + mtp), heads),
-          CountsToward::kAllocated, kSourceLogits);
+  out.add("logits + loss", head_loss(c, rank), CountsToward::kAllocated, kSourceLogits);
+  if (c.s.conventions.pipeline_keeps_last_outputs && c.s.parallel.pp > 1) {
+    Term kept{Wide{c.microbatches} * last_stage_output_bytes(c.s), ""};
+    if (c.explain)
+      kept.formula = fmt::format("{} microbatches × logits n·⌈V/t⌉·B ({})",
+                                 static_cast<int64_t>(c.microbatches),
+                                 short_bytes(last_stage_output_bytes(c.s)));
+    out.add("pipeline outputs kept (logits)", std::move(kept), CountsToward::kAllocated,
+            kSourceLastOutputs);
+  }
   if (mtp > 0) {
     Term layer = c.s.model.is_moe() ? c.moe_layer : c.dense_layer;
     out.add("MTP activations",

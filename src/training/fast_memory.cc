@@ -323,14 +323,15 @@ bool FastMemoryModel::holds_moe_layer(const RankGroup& group) const {
 }
 
 Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,
-                                const Parallelism& par, bool* forward_backward_peak) const {
+                                const Parallelism& par, bool* forward_backward_peak,
+                                Wide persistent) const {
   const bool chunk_by_chunk = backward_chunk_by_chunk(par, microbatches);
   const Wide unsharded = r.unsharded - (chunk_by_chunk ? r.chunk_by_chunk_saving : 0);
   const Wide states = r.states - r.unsharded + unsharded;
   const bool grads_absent =
       base_.conventions.lazy_gradients && (microbatches == 1 || r.unsharded_stage);
   const Wide forward_backward = states + other + r.workspaces - (grads_absent ? r.gradients : 0);
-  const Wide optimizer_step = states - unsharded + r.workspaces;
+  const Wide optimizer_step = states - unsharded + r.workspaces + persistent;
   if (forward_backward_peak) *forward_backward_peak = optimizer_step <= forward_backward;
   return std::max(forward_backward, optimizer_step);
 }
@@ -445,6 +446,9 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
   const Wide vocab_shard = ceil_div(padded_vocab_of(par.tp), t);
   const Wide loss_extra = std::max<Wide>(base_.conventions.loss_bytes_per_logit - b, 0);
   out.logits = n * vocab_shard * b + n * vocab_shard * loss_extra;
+  if (base_.conventions.model_code == ModelCode::kTransformers)
+    out.loss_transient = n * vocab_shard * 8;
+  out.last_output = n * vocab_shard * b;
   return out;
 }
 
@@ -453,7 +457,8 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
 
 Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTerms& terms,
                                       const Parallelism& par, Recompute recompute,
-                                      int64_t microbatches, Wide* reserved_only) const {
+                                      int64_t microbatches, Wide* reserved_only,
+                                      Wide* persistent) const {
   const ModelConfig& m = base_.model;
   const int64_t in_flight = in_flight_chunks(par, group.first_rank, microbatches);
   const bool full = recompute == Recompute::kFull;
@@ -466,7 +471,9 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
   const Wide logits_alive = (par.schedule == Schedule::kGPipe && par.pp > 1) ? microbatches : 1;
   if (recomputed > 0) {  // estimate_activations.cc: less the logits and loss freed before it
     const Wide working = std::max(terms.dense_layer, m.is_moe() ? terms.moe_layer : 0);
-    const Wide loss = group.has_head ? terms.logits * logits_alive * (1 + m.mtp_layers) : 0;
+    const Wide heads = logits_alive * (1 + m.mtp_layers);
+    const Wide loss =
+        group.has_head ? terms.logits * heads - (heads - 1) * terms.loss_transient : 0;
     total += working - std::min(working, loss);
     if (reserved_only) *reserved_only = std::min(working, loss);
   }
@@ -477,7 +484,12 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
   }
   if (group.has_embedding) total += terms.embedding * in_flight / par.vpp;
   if (group.has_head) {
-    total += terms.head * logits_alive + terms.logits * logits_alive * (1 + m.mtp_layers);
+    const Wide heads = logits_alive * (1 + m.mtp_layers);  // estimate_activations.cc head_loss
+    total += terms.head * logits_alive + terms.logits * heads - (heads - 1) * terms.loss_transient;
+    if (base_.conventions.pipeline_keeps_last_outputs && par.pp > 1) {
+      total += Wide{microbatches} * terms.last_output;
+      if (persistent) *persistent = Wide{microbatches} * terms.last_output;
+    }
     if (m.mtp_layers > 0)
       total += (m.is_moe() ? terms.moe_layer : terms.dense_layer) * logits_alive * m.mtp_layers;
   }
@@ -538,11 +550,11 @@ FastPeak FastMemoryModel::evaluate(const Scenario& s) const {
   states_bytes(shape_of_layout, par, states.data());
   FastPeak peak;
   for (int i = 0; i < shape_of_layout.groups; ++i) {
-    Wide reserved_only = 0;
+    Wide reserved_only = 0, persistent = 0;
     const Wide other = other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute,
-                                       m, &reserved_only);
+                                       m, &reserved_only, &persistent);
     bool forward_backward_peak = true;
-    const Wide allocated = rank_peak(states[i], other, m, par, &forward_backward_peak);
+    const Wide allocated = rank_peak(states[i], other, m, par, &forward_backward_peak, persistent);
     const FastPeak rank = finish(allocated, par, forward_backward_peak ? reserved_only : 0);
     if (rank.overflow) return rank;
     if (rank.device_bytes > peak.device_bytes) peak = rank;

@@ -69,8 +69,10 @@ struct ActivationTerms {
   Wide moe_layer = 0;
   Wide layer_input = 0;  // what a fully recomputed layer keeps
   Wide embedding = 0;
-  Wide head = 0;    // final-norm and LM-head inputs
-  Wide logits = 0;  // logits + cross-entropy copies
+  Wide head = 0;            // final-norm and LM-head inputs
+  Wide logits = 0;          // logits + cross-entropy copies
+  Wide loss_transient = 0;  // of logits, the backward's part held once (loss_backward_transient)
+  Wide last_output = 0;     // one microbatch's logits kept by the pipeline's last stage
 };
 
 // One rank group's model states, split by the phases that drop parts of them (estimate.cc
@@ -118,14 +120,17 @@ class FastMemoryModel {
   // Allocated bytes of one group's rank other than model states and workspaces (activations,
   // head). `reserved_only`, when given, receives the recompute working set's part hidden under
   // the freed logits, which counts toward reserved memory only (estimate_activations.cc).
+  // `persistent`, when given, receives the part of it that outlives the step (the last stage's
+  // kept outputs), which the optimizer step holds too.
   Wide other_allocated(const RankGroup& group, const ActivationTerms& terms,
                        const Parallelism& parallel, Recompute recompute, int64_t microbatches,
-                       Wide* reserved_only = nullptr) const;
+                       Wide* reserved_only = nullptr, Wide* persistent = nullptr) const;
   // One rank's allocated peak from its parts, as estimate.cc picks the larger phase: with lazy
   // gradients and one microbatch per step (or a stage kept unsharded) the backward holds no
   // sharded gradients; the optimizer step holds no activations nor unsharded stage.
   Wide rank_peak(const RankStates& states, Wide other, int64_t microbatches,
-                 const Parallelism& parallel, bool* forward_backward_peak = nullptr) const;
+                 const Parallelism& parallel, bool* forward_backward_peak = nullptr,
+                 Wide persistent = 0) const;
   // A lower bound of rank_peak over every activation size and microbatch count.
   Wide states_floor(const RankStates& states) const;
   // Allocated -> reserved -> device, as estimate.cc adds the allocator pool, CUDA context and

@@ -59,6 +59,7 @@ void torchtitan(Scenario& s) {
   s.conventions.fsdp_mixed_precision = true;
   s.conventions.lazy_gradients = true;
   s.conventions.pipeline_keeps_stage_outputs = true;
+  s.conventions.pipeline_keeps_last_outputs = true;
   s.conventions.pipeline_fsdp_unsharded = true;
   s.training.param_dtype = DType::kFp32;
   s.training.grad_dtype = DType::kFp32;

@@ -464,3 +464,40 @@ TEST(Phases, AutocastCopiesAreGoneAtTheOptimizerStep) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+TEST(Pipelining, TheLastStageKeepsEveryMicrobatchsLogitsAndOneLossBackward) {
+  // torch.distributed.pipelining (torchtitan): the last stage appends each microbatch's output,
+  // the logits, to output_chunks until the next step. With transformers' loss under GPipe every
+  // microbatch keeps log_softmax's output (12 − 8 B per logit) and one backward at a time holds
+  // the two fp32 gradients (8 B).
+  nlohmann::json settings = {{"model", "Llama-3.1-8B"},
+                             {"framework", "torchtitan"},
+                             {"model_code", "transformers"},
+                             {"num_layers", 4},
+                             {"gpus", 2},
+                             {"pp", 2},
+                             {"fsdp", "none"},
+                             {"schedule", "gpipe"},
+                             {"seq_len", 4096},
+                             {"global_batch", 4}};
+  const Estimate e = *estimate(resolved(settings), {.explain = false});
+  const StageEstimate& last = e.stages.back();
+  const int64_t logits = int64_t{4096} * 128256;  // n·V
+  int64_t kept = -1, loss = -1;
+  for (const Row& r : last.rows) {
+    if (r.component == "pipeline outputs kept (logits)") kept = r.bytes;
+    if (r.component == "logits + loss") loss = r.bytes;
+  }
+  EXPECT_EQ(kept, 4 * logits * 2);
+  EXPECT_EQ(loss, 4 * logits * 4 + logits * 8);
+  // Without the convention (another pipeline engine) nothing is kept past the backward.
+  settings["pipeline_keeps_last_outputs"] = false;
+  for (const Row& r : estimate(resolved(settings), {.explain = false})->stages.back().rows)
+    EXPECT_NE(r.component, "pipeline outputs kept (logits)");
+}
+
+}  // namespace
+}  // namespace vramplan

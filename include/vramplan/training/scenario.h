@@ -215,6 +215,10 @@ struct Conventions {
   // sent) until its backward: torch.distributed.pipelining, nanotron, DeepSpeed. Megatron frees
   // the output's storage once sent (deallocate_pipeline_outputs).
   bool pipeline_keeps_stage_outputs = false;
+  // torch.distributed.pipelining's last stage appends every microbatch's output — the logits —
+  // to PipelineStage.output_chunks (forward_one_chunk) and keeps them until the next step clears
+  // them (clear_runtime_states): the step's microbatches' logits, in the activation dtype.
+  bool pipeline_keeps_last_outputs = false;
   // With MHA (kv heads = heads), nanotron's attention permutes Q|K|V into one buffer that stays
   // alive through the query view flash attention saves, and concatenates K|V into a second
   // buffer flash attention also saves: the K and V parts are held twice.
