@@ -2,6 +2,7 @@
 
 #include "interop/megatron/megatron_import.h"
 #include "interop/structured_text.h"
+#include "interop/torchtitan/torchtitan_import.h"
 
 namespace vramplan::interop {
 namespace {
@@ -22,6 +23,22 @@ Result<Imported> read_megatron_command(const Document& d) {
   return import_megatron_command(d.text);
 }
 
+bool torchtitan_toml(const Document& d) { return d.toml && looks_like_torchtitan_toml(*d.toml); }
+Result<Imported> read_torchtitan_toml(const Document& d) {
+  if (!d.toml)
+    return Error{"from", std::string(d.text.substr(0, 60)), "a torchtitan job config TOML",
+                 "not a TOML document"};
+  return import_torchtitan_toml(d.text, *d.toml);
+}
+
+bool torchtitan_command(const Document& d) {
+  return !d.json && !d.toml && !(d.yaml && d.yaml->is_object()) &&
+         looks_like_torchtitan_command(d.text);
+}
+Result<Imported> read_torchtitan_command(const Document& d) {
+  return import_torchtitan_command(d.text);
+}
+
 const FormatHandler kHandlers[] = {
     {{"megatron-yaml", ImportKind::kTraining,
       "Megatron-LM functional test model_config.yaml (MODEL_ARGS)"},
@@ -32,6 +49,15 @@ const FormatHandler kHandlers[] = {
       "argument list"},
      megatron_command,
      read_megatron_command},
+    {{"torchtitan", ImportKind::kTraining,
+      "torchtitan job config TOML (train_configs/*.toml), a # torchrun comment giving the world"},
+     torchtitan_toml,
+     read_torchtitan_toml},
+    {{"torchtitan-command", ImportKind::kTraining,
+      "torchtitan launch command with the job as overrides (torchrun ... -m torchtitan.train "
+      "--model.flavor 8B ...)"},
+     torchtitan_command,
+     read_torchtitan_command},
 };
 
 }  // namespace

@@ -10,7 +10,8 @@ namespace {
 using K = OptionKind;
 
 // The names of import_formats() (vramplan/interop/import.h; options_test.cc checks they agree).
-constexpr const char* kImportFormatNames = "megatron-yaml, megatron";
+constexpr const char* kImportFormatNames =
+    "megatron-yaml, megatron, torchtitan, torchtitan-command";
 
 // The training scenario: `estimate`, `roofline`, `plan`, POST /api/estimate and /api/sweep.
 constexpr OptionSpec kOptions[] = {
