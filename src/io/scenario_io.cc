@@ -14,6 +14,7 @@
 #include "training/model_states.h"
 #include "training/pipeline.h"
 #include "training/scenario_checks.h"
+#include "vramplan/io/framework_vocabulary.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/precision.h"
 #include "vramplan/model/presets.h"
@@ -373,10 +374,19 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   Result<SettingsWithImport> applied = apply_from(settings, ImportFor::kEstimate);
   if (!applied) return applied.error();
   SettingsWithImport request = std::move(applied).value();
+  // The user's own words in the framework's vocabulary (a file's settings are vramplan's already).
+  json given = settings;
+  given.erase("from");
+  given.erase("from_format");
+  std::vector<VocabularyNote> notes = read_framework_words(request.settings, given);
   Result<ResolvedScenario> resolved = resolve_settings(request.settings, read_file, fetch_model);
-  if (!request.imported) return resolved;
-  if (!resolved) return name_as_imported(resolved.error(), *request.imported, settings);
+  if (!resolved)
+    return request.imported ? name_as_imported(resolved.error(), *request.imported, settings)
+                            : resolved.error();
   ResolvedScenario out = std::move(resolved).value();
+  for (const VocabularyNote& n : notes) out.warnings.push_back(n.text());
+  out.vocabulary = std::move(notes);
+  if (!request.imported) return out;
   out.warnings.insert(out.warnings.begin(), request.imported->warnings.begin(),
                       request.imported->warnings.end());
   out.imported = std::move(request.imported);
