@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "interop/megatron/megatron_emit.h"
+#include "interop/torchtitan/torchtitan_emit.h"
 #include "vramplan/model/presets.h"
 
 namespace vramplan {
@@ -13,6 +14,10 @@ const EmitHandler kHandlers[] = {
     {{"megatron", ImportKind::kTraining,
       "a Megatron-LM launch script (torchrun ... pretrain_gpt.py with the run's arguments)"},
      emit_megatron,
+     nullptr},
+    {{"torchtitan", ImportKind::kTraining,
+      "a torchtitan job config TOML (torchrun ... -m torchtitan.train --job.config_file)"},
+     emit_torchtitan,
      nullptr},
 };
 
