@@ -135,6 +135,11 @@ Error name_as_imported(Error error, const Imported& imported, const json& given)
   if (it == imported.key_of_setting.end()) return error;
   if (given.is_object() && given.contains(error.field)) return error;  // the user's own setting
   error.field = it->second;
+  // The value as the file writes it ("op", not the "selective-op" it was read as).
+  for (const UnderstoodKey& k : imported.understood)
+    if (k.key == it->second && !k.value.empty() &&
+        k.setting.find(" = " + error.value) != std::string::npos)
+      error.value = k.value;
   return error;
 }
 

@@ -60,11 +60,14 @@ std::optional<Error> data_parallel(TitanJob& job) {
   job.fsdp = job.shard != 1 || job.cp > 1;
   if (job.fsdp && job.replicate > 1) {
     if (job.shard == -1)
-      return Error{shard_key, "-1",
-                   "a degree, or a launcher line giving the world size (torchrun "
-                   "--nproc_per_node ...)",
-                   "with data_parallel_replicate_degree above 1 the shard group is the world "
-                   "over the other degrees, and the world size is unknown"};
+      return Error{
+          job.keys.peek("parallelism.data_parallel_shard_degree") ? shard_key : replicate_key,
+          job.keys.peek("parallelism.data_parallel_shard_degree") ? "-1"
+                                                                  : std::to_string(job.replicate),
+          "a degree, or a launcher line giving the world size (torchrun "
+          "--nproc_per_node ...)",
+          "with data_parallel_replicate_degree above 1 the shard group is the world "
+          "over the other degrees, and the world size is unknown"};
     job.out.set(replicate_key, std::to_string(job.replicate), "fsdp", "hybrid_shard");
     job.out.set(shard_key, std::to_string(job.shard), "fsdp_shard_group", job.shard * job.cp);
   } else if (job.fsdp) {
