@@ -88,4 +88,67 @@ run estimate --from "$written" --format json
 expect_exit 0
 expect_json "d['fit'][0]['verdict'] in ('fits', 'tight')"
 
+# torchtitan: FSDP, HSDP, TP, PP (1F1B, interleaved, four stages per rank), CP, MoE with EP,
+# recompute full / op-level / every N-th layer, pure bf16, a float8 job read from its TOML.
+TT=(--framework torchtitan)
+round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --gpus 8 --micro-batch 2 --seq-len 8192 \
+  --recompute selective-op
+round_trip torchtitan --model Llama-3.1-70B "${TT[@]}" --gpus 64 --tp 2 --fsdp hybrid_shard \
+  --fsdp-shard-group 16 --recompute full
+round_trip torchtitan --model Llama-3.1-70B "${TT[@]}" --tp 8 --gpus 256 --micro-batch 4 \
+  --recompute full
+round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --pp 4 --gpus 16 --global-batch 64
+round_trip torchtitan --model Llama-3.1-405B "${TT[@]}" --tp 8 --pp 8 --vpp 2 --gpus 512 \
+  --micro-batch 4 --global-batch 256 --recompute full
+round_trip torchtitan --model Llama-3.1-405B "${TT[@]}" --tp 8 --pp 8 --vpp 4 --gpus 512 \
+  --global-batch 256 --recompute full
+round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --cp 4 --gpus 8 --seq-len 65536 \
+  --recompute full
+round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --gpus 8 --recompute full --recompute-layers 16
+round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --gpus 16 --pp 2 --global-batch 64 \
+  --recompute full --recompute-layers 8
+round_trip torchtitan --model Qwen3-30B-A3B "${TT[@]}" --ep 8 --gpus 8 --recompute full
+round_trip torchtitan --model DeepSeek-V2-Lite "${TT[@]}" --ep 8 --gpus 8 --recompute full
+round_trip torchtitan --model Qwen3-8B "${TT[@]}" --gpus 8 --param-dtype bf16 --grad-dtype bf16 \
+  --optimizer-dtype bf16 --master-weights false
+round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --gpus 8 --fsdp shard_grad_op
+round_trip torchtitan --from "$VRAMPLAN_SOURCE_DIR/tests/fixtures/imports/torchtitan/llama3_405b_2024.toml"
+round_trip torchtitan --from "$VRAMPLAN_SOURCE_DIR/tests/fixtures/imports/torchtitan/llama4_17bx16e.toml"
+
+case_name "what torchtitan cannot express is an error naming --emit"
+run estimate --model Llama-3.1-8B --gpus 8 --emit torchtitan
+expect_exit 2
+expect_stderr_contains "--emit = torchtitan"
+expect_stderr_contains "--framework torchtitan"
+run estimate --model Llama-3.1-8B --framework torchtitan --fsdp none --zero 1 --gpus 8 --emit torchtitan
+expect_exit 2
+expect_stderr_contains "ZeRO-1"
+run estimate --model Llama-3.1-8B --framework torchtitan --fsdp none --distributed-optimizer \
+  --gpus 8 --emit torchtitan
+expect_exit 2
+expect_stderr_contains "distributed optimizer"
+run estimate --model Llama-3.1-8B --framework megatron --gpus 8 --emit torchtitan
+expect_exit 2
+expect_stderr_contains "megatron's conventions"
+run estimate --model gemma-2-2b --framework torchtitan --gpus 8 --emit torchtitan
+expect_exit 2
+expect_stderr_contains "flavors"
+run estimate --model Llama-3.1-8B --framework torchtitan --gpus 8 --recompute full \
+  --recompute-layers 12 --emit torchtitan
+expect_exit 2
+expect_stderr_contains "every N-th layer"
+run estimate --model Llama-3.1-8B --framework torchtitan --gpus 8 --allocator-overhead 0.3 \
+  --emit torchtitan
+expect_exit 2
+expect_stderr_contains "allocator_overhead"
+
+case_name "plan --emit torchtitan writes the best layout torchtitan runs"
+run plan --model Llama-3.1-8B --framework torchtitan --gpus 8 --global-batch 16 --emit torchtitan
+expect_exit 0
+expect_stdout_contains 'flavor = "8B"'
+printf '%s\n' "$RUN_OUT" >"$TEST_TMP/plan.toml"
+run estimate --from "$TEST_TMP/plan.toml" --format json
+expect_exit 0
+expect_json "d['imported']['format'] == 'torchtitan' and d['world_size'] == 8"
+
 finish
