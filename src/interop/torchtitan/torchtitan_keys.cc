@@ -114,7 +114,8 @@ Result<TitanKeys> TitanKeys::from_document(const json& doc) {
         error = Error{older.written, older.text, "the value of " + newer.written,
                       fmt::format("{} = {} sets the same setting", newer.written, newer.text)};
       }
-      if (path == name) it->second = std::move(v);  // the current spelling is named
+      if (path == name) std::swap(it->second, v);  // the current spelling is named
+      keys.repeated_.emplace_back(std::move(v), it->second.written);
       return;
     }
     keys.values_.emplace(name, std::move(v));

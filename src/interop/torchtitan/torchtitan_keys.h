@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "vramplan/base/error.h"
 
@@ -40,10 +42,14 @@ class TitanKeys {
 
   // Keys no reader took, in order.
   std::map<std::string, TitanValue> untaken() const;
+  // Older spellings given beside the current one with the same value (read once), each with the
+  // spelling read.
+  const std::vector<std::pair<TitanValue, std::string>>& repeated() const { return repeated_; }
 
  private:
   std::map<std::string, TitanValue> values_;
   std::set<std::string> taken_;
+  std::vector<std::pair<TitanValue, std::string>> repeated_;
 };
 
 // Why an untaken key changes nothing vramplan counts, or "" when it might.

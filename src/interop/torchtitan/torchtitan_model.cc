@@ -313,6 +313,8 @@ std::optional<Error> read_titan_precision(TitanJob& job) {
 }
 
 void list_titan_rest(TitanJob& job) {
+  for (const auto& [older, read] : job.keys.repeated())
+    job.out.ignore(older.written, older.text, "the same value as " + read + ", read there");
   for (const auto& [key, v] : job.keys.untaken()) {
     const std::string reason = titan_no_effect_reason(key);
     job.out.ignore(v.written, v.text,

@@ -85,9 +85,12 @@ std::optional<Error> pipeline(TitanJob& job, int64_t& micro) {
   const TitanSchedule* schedule = find_titan_schedule(sched.text);
   if (schedule == nullptr)
     return Error{sched.key, sched.text, titan_schedule_names(), "not a pipeline schedule"};
-  if (const TitanValue* v = job.keys.take("parallelism.pipeline_parallel_schedule_csv");
-      v && !v->text.empty())
-    job.out.unsupported(v->written, v->text, "a pipeline schedule read from a CSV file");
+  if (const TitanValue* v = job.keys.take("parallelism.pipeline_parallel_schedule_csv")) {
+    if (v->text.empty())
+      job.out.ignore(v->written, v->text, "no CSV schedule: no effect");
+    else
+      job.out.unsupported(v->written, v->text, "a pipeline schedule read from a CSV file");
+  }
   TitanJob::Read in = job.read("parallelism.pipeline_parallel_first_stage_less_layers", 1);
   TitanJob::Read out = job.read("parallelism.pipeline_parallel_last_stage_less_layers", 1);
   Result<int64_t> in_weight = integer_value(in.key, in.value);
@@ -144,6 +147,10 @@ std::optional<Error> read_titan_pipeline(TitanJob& job) {
         job.out.ignore(v->written, v->text, "pipeline_parallel_degree is 1: no pipeline");
   }
   job.out.set(micro_key, std::to_string(micro), "micro_batch", micro);
+  if (micro_key != job.local_batch_key)
+    job.out.understood(job.local_batch_key, std::to_string(job.local_batch),
+                       fmt::format("{} microbatches of {} per data-parallel rank and step",
+                                   job.local_batch / micro, micro));
   // A step is local_batch_size per data-parallel rank, or global_batch_size by gradient
   // accumulation (a multiple of local_batch_size · dp).
   const TitanJob::Read global = job.read("training.global_batch_size", -1);
@@ -156,7 +163,11 @@ std::optional<Error> read_titan_pipeline(TitanJob& job) {
                    fmt::format("a multiple of local_batch_size · dp = {}", job.local_batch * dp),
                    ""};
     job.out.set(global.key, global.text, "global_batch", *g);
-  } else if (dp > 0) {
+    return std::nullopt;
+  }
+  if (global.given)
+    job.out.understood(global.key, global.text, "local_batch_size × dp (no accumulation)");
+  if (dp > 0) {
     job.out.set(job.local_batch_key, std::to_string(job.local_batch), "global_batch",
                 job.local_batch * dp);
   } else if (job.pp > 1) {
