@@ -1,6 +1,7 @@
 #include "interop/formats.h"
 
 #include "interop/megatron/megatron_import.h"
+#include "interop/megatron/megatron_recipe.h"
 #include "interop/structured_text.h"
 
 namespace vramplan::interop {
@@ -11,6 +12,25 @@ using nlohmann::json;
 bool megatron_yaml(const Document& d) { return d.yaml && looks_like_megatron_test_yaml(*d.yaml); }
 Result<Imported> read_megatron_yaml(const Document& d) {
   return import_megatron_test_yaml(*d.yaml);
+}
+
+const nlohmann::json* structured(const Document& d) {
+  if (d.json) return &*d.json;
+  if (d.yaml) return &*d.yaml;
+  return nullptr;
+}
+bool megatron_recipe(const Document& d) {
+  const nlohmann::json* doc = structured(d);
+  return doc != nullptr && looks_like_megatron_recipe(*doc);
+}
+Result<Imported> read_megatron_recipe(const Document& d) {
+  return import_megatron_recipe(*structured(d), "");
+}
+bool megatron_overrides(const Document& d) {
+  return !d.json && !(d.yaml && d.yaml->is_object()) && looks_like_recipe_overrides(d.text);
+}
+Result<Imported> read_megatron_overrides(const Document& d) {
+  return import_megatron_recipe(nullptr, d.text);
 }
 
 // Structured documents are never shell commands.
@@ -27,6 +47,15 @@ const FormatHandler kHandlers[] = {
       "Megatron-LM functional test model_config.yaml (MODEL_ARGS)"},
      megatron_yaml,
      read_megatron_yaml},
+    {{"megatron-recipe", ImportKind::kTraining,
+      "Megatron-Bridge ConfigContainer or NeMo megatron_gpt_config YAML (model, train, "
+      "optimizer, ddp, trainer sections)"},
+     megatron_recipe,
+     read_megatron_recipe},
+    {{"megatron-overrides", ImportKind::kTraining,
+      "Megatron-Bridge / NeMo key=value overrides (model.tensor_model_parallel_size=4 ...)"},
+     megatron_overrides,
+     read_megatron_overrides},
     {{"megatron", ImportKind::kTraining,
       "Megatron-LM launch command or script (torchrun ... pretrain_gpt.py ...), or its "
       "argument list"},

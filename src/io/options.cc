@@ -10,7 +10,8 @@ namespace {
 using K = OptionKind;
 
 // The names of import_formats() (vramplan/interop/import.h; options_test.cc checks they agree).
-constexpr const char* kImportFormatNames = "megatron-yaml, megatron";
+constexpr const char* kImportFormatNames =
+    "megatron-yaml, megatron-recipe, megatron-overrides, megatron";
 
 // The training scenario: `estimate`, `roofline`, `plan`, POST /api/estimate and /api/sweep.
 constexpr OptionSpec kOptions[] = {
@@ -127,6 +128,11 @@ constexpr OptionSpec kOptions[] = {
      "decoder layers on the first pipeline stage", ""},
     {"last_stage_layers", K::kInteger, "parallelism", "even split",
      "decoder layers on the last pipeline stage", ""},
+    {"pipeline_layout", K::kText, "parallelism", "a split",
+     "every stage's layers in Megatron's --pipeline-model-parallel-layout syntax: pp·vpp stages "
+     "separated by |, E embedding, t decoder layer, m MTP layer, L loss, (…)*n and x*n repeat "
+     "(e.g. Et|(tt|)*30mL); sets vpp",
+     ""},
     {"embedding_stage", K::kBool, "parallelism", "false (true: torchtitan)",
      "count the embedding as one layer of the pipeline split", ""},
     {"loss_stage", K::kBool, "parallelism", "false (true: torchtitan)",
