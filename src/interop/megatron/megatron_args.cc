@@ -435,7 +435,8 @@ class Importer {
         out_.ignore(name, value, kNoMemoryEffect);
       else
         out_.ignore(name, value,
-                    fmt::format("not read by vramplan's Megatron importer ({} lists it)", kMegatronArgumentsSource));
+                    fmt::format("not read by vramplan's Megatron importer ({} lists it)",
+                                kMegatronArgumentsSource));
     }
   }
 
