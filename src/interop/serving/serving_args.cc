@@ -35,7 +35,8 @@ std::optional<Error> read_flag(const std::vector<std::string>& words, size_t& i,
   std::string word = words[i];
   std::string inline_value;
   bool has_inline = false;
-  if (word.size() > 2 && word[0] == '-' && word[1] == 'O' && std::isdigit(static_cast<unsigned char>(word[2]))) {  // -O3
+  if (word.size() > 2 && word[0] == '-' && word[1] == 'O' &&
+      std::isdigit(static_cast<unsigned char>(word[2]))) {  // -O3
     inline_value = word.substr(2);
     has_inline = true;
     word = "-O";
@@ -63,9 +64,9 @@ std::optional<Error> read_flag(const std::vector<std::string>& words, size_t& i,
       negated = true;
     }
   }
-  arg.name = arg.spec != nullptr ? std::string(arg.spec->names).substr(
-                                       0, std::string(arg.spec->names).find(' '))
-                                 : name;
+  arg.name = arg.spec != nullptr
+                 ? std::string(arg.spec->names).substr(0, std::string(arg.spec->names).find(' '))
+                 : name;
   const Arity arity = arg.spec != nullptr ? arg.spec->arity : Arity::kValue;
   auto next_is_value = [&] { return i + 1 < words.size() && !is_flag(words[i + 1]); };
   if (has_inline) {
@@ -89,8 +90,8 @@ std::optional<Error> read_flag(const std::vector<std::string>& words, size_t& i,
       (arity == Arity::kSwitch || arity == Arity::kOptionalBool))
     arg.value = negated ? "false" : "true";
   else if (negated)
-    arg.value = is_bool_word(arg.value) && (arg.value[0] == 't' || arg.value[0] == 'T') ? "false"
-                                                                                         : "true";
+    arg.value =
+        is_bool_word(arg.value) && (arg.value[0] == 't' || arg.value[0] == 'T') ? "false" : "true";
   ++i;
   return std::nullopt;
 }

@@ -34,24 +34,24 @@ enum class Action {
   kPp,
   kDp,
   kEp,
-  kExpertParallel,    // vLLM --enable-expert-parallel: experts over tp·dp
-  kEnableEpMoe,       // SGLang's older --enable-ep-moe: experts over tp
-  kDpAttention,       // SGLang --enable-dp-attention
-  kGpuUtilization,    // vLLM --gpu-memory-utilization
-  kMemFraction,       // SGLang --mem-fraction-static
-  kContext,           // --max-model-len, --context-length
-  kBatchedTokens,     // --max-num-batched-tokens
+  kExpertParallel,      // vLLM --enable-expert-parallel: experts over tp·dp
+  kEnableEpMoe,         // SGLang's older --enable-ep-moe: experts over tp
+  kDpAttention,         // SGLang --enable-dp-attention
+  kGpuUtilization,      // vLLM --gpu-memory-utilization
+  kMemFraction,         // SGLang --mem-fraction-static
+  kContext,             // --max-model-len, --context-length
+  kBatchedTokens,       // --max-num-batched-tokens
   kChunkedPrefillSize,  // SGLang --chunked-prefill-size (-1: no chunking)
-  kMaxSeqs,           // --max-num-seqs, --max-running-requests
-  kEnforceEager,      // vLLM --enforce-eager
-  kDisableCudaGraph,  // SGLang --disable-cuda-graph
+  kMaxSeqs,             // --max-num-seqs, --max-running-requests
+  kEnforceEager,        // vLLM --enforce-eager
+  kDisableCudaGraph,    // SGLang --disable-cuda-graph
   kKvDtype,
   kDtype,
   kQuantization,
-  kBlockSize,         // vLLM --block-size, SGLang --page-size
-  kChunkedPrefill,    // vLLM --enable-chunked-prefill
+  kBlockSize,          // vLLM --block-size, SGLang --page-size
+  kChunkedPrefill,     // vLLM --enable-chunked-prefill
   kCompilationConfig,  // vLLM --compilation-config / -O
-  kOffloadGb,         // --cpu-offload-gb: not modelled unless 0
+  kOffloadGb,          // --cpu-offload-gb: not modelled unless 0
 };
 
 struct FlagSpec {

@@ -21,20 +21,23 @@ namespace {
 using nlohmann::json;
 
 // Settings that reshape the model: an engine serves a checkpoint as it is.
-constexpr const char* kModelShapeKeys[] = {
-    "model_config", "hidden_size", "num_layers",      "num_heads",   "num_kv_heads",
-    "head_dim",     "ffn_size",    "vocab_size",      "tied_embeddings", "num_experts",
-    "top_k",        "expert_ffn_size", "shared_experts", "shared_expert_ffn_size"};
+constexpr const char* kModelShapeKeys[] = {"model_config",    "hidden_size",
+                                           "num_layers",      "num_heads",
+                                           "num_kv_heads",    "head_dim",
+                                           "ffn_size",        "vocab_size",
+                                           "tied_embeddings", "num_experts",
+                                           "top_k",           "expert_ffn_size",
+                                           "shared_experts",  "shared_expert_ffn_size"};
 
 // Per-module formats: an engine quantises a checkpoint as a whole, or loads its own format.
-constexpr const char* kModuleFormatKeys[] = {"attention_dtype", "mlp_dtype",        "experts_dtype",
-                                             "embedding_dtype", "lm_head_dtype",    "quant_group_size",
+constexpr const char* kModuleFormatKeys[] = {"attention_dtype", "mlp_dtype",     "experts_dtype",
+                                             "embedding_dtype", "lm_head_dtype", "quant_group_size",
                                              "nf4_double_quant"};
 
 // vramplan's settings no engine flag carries: written on the `# vramplan:` line.
-constexpr const char* kBesideKeys[] = {"gpu",           "gpu_memory_gib", "cuda_context_gib",
-                                       "nccl_gib_per_group", "non_torch_gib", "cuda_graph_gib",
-                                       "sampler_bytes_per_logit"};
+constexpr const char* kBesideKeys[] = {
+    "gpu",           "gpu_memory_gib", "cuda_context_gib",       "nccl_gib_per_group",
+    "non_torch_gib", "cuda_graph_gib", "sampler_bytes_per_logit"};
 
 bool has(const json& s, const char* key) { return s.contains(key) && !s[key].is_null(); }
 
@@ -70,9 +73,10 @@ Result<std::string> checkpoint(const std::string& format, const InferenceScenari
                                const json& settings) {
   for (const char* key : kModelShapeKeys)
     if (has(settings, key))
-      return cannot_emit(format, fmt::format("an engine serves a checkpoint as it is, not "
-                                             "reshaped by {}",
-                                             key),
+      return cannot_emit(format,
+                         fmt::format("an engine serves a checkpoint as it is, not "
+                                     "reshaped by {}",
+                                     key),
                          "a model by preset, Hub id or checkpoint directory, unchanged");
   const std::string model = has(settings, "model") && settings["model"].is_string()
                                 ? settings["model"].get<std::string>()
@@ -120,7 +124,8 @@ std::optional<Error> weight_flags(const std::string& format, const json& setting
                       "and never dequantises one (weight_dtype {})",
                       w),
           "weight_dtype fp8 or a float dtype on an unquantised checkpoint, or a checkpoint "
-          "quantised as " + w);
+          "quantised as " +
+              w);
     }
   }
   if (dtype != "auto") f.add("--dtype", engine_dtype_name(dtype));
@@ -151,10 +156,10 @@ std::optional<Error> kv_flag(const std::string& format, const InferenceScenario&
     default:
       break;
   }
-  return cannot_emit(format,
-                     fmt::format("{} has no {} KV cache", vllm ? "vLLM" : "SGLang",
-                                 kv_dtype_name(s.kv_dtype)),
-                     vllm ? "kv_dtype auto, bf16, fp16 or fp8" : "kv_dtype auto, bf16 or fp8");
+  return cannot_emit(
+      format,
+      fmt::format("{} has no {} KV cache", vllm ? "vLLM" : "SGLang", kv_dtype_name(s.kv_dtype)),
+      vllm ? "kv_dtype auto, bf16, fp16 or fp8" : "kv_dtype auto, bf16 or fp8");
 }
 
 // The `# vramplan:` line: what the estimate used that no engine flag says.
@@ -188,10 +193,9 @@ std::string command(const std::string& prefix, const Flags& f) {
 std::optional<Error> engine_matches(const std::string& format, const InferenceScenario& s) {
   const ServingEngine wanted = format == "vllm" ? ServingEngine::kVllm : ServingEngine::kSglang;
   if (s.engine == wanted) return std::nullopt;
-  return cannot_emit(format,
-                     fmt::format("the scenario follows {}'s memory conventions",
-                                 engine_name(s.engine)),
-                     fmt::format("--emit {} (or engine {})", engine_name(s.engine), format));
+  return cannot_emit(
+      format, fmt::format("the scenario follows {}'s memory conventions", engine_name(s.engine)),
+      fmt::format("--emit {} (or engine {})", engine_name(s.engine), format));
 }
 
 }  // namespace

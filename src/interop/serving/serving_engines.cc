@@ -24,7 +24,8 @@ constexpr int64_t kV0LongContext = 32768;
 // The tokens per sequence, when the command or the preset says.
 std::optional<int64_t> known_context(const ServingState& st) {
   if (st.context.value) return st.context.value;
-  if (st.preset && st.preset->max_position_embeddings > 0) return st.preset->max_position_embeddings;
+  if (st.preset && st.preset->max_position_embeddings > 0)
+    return st.preset->max_position_embeddings;
   return std::nullopt;
 }
 
@@ -55,10 +56,9 @@ void apply_v0_defaults(ServingState& st, ImportBuilder& out) {
   if (!st.max_seqs.value) out.put("max_num_seqs", kV0MaxSeqs, st.generation_key);
   if (st.batched_tokens.value) return;
   const std::optional<int64_t> context = known_context(st);
-  const std::optional<bool> chunked =
-      st.chunked_prefill.value ? st.chunked_prefill.value
-      : context                ? std::optional<bool>(*context > kV0LongContext)
-                               : std::nullopt;
+  const std::optional<bool> chunked = st.chunked_prefill.value ? st.chunked_prefill.value
+                                      : context ? std::optional<bool>(*context > kV0LongContext)
+                                                : std::nullopt;
   if (chunked && !*chunked && context) {
     out.put("max_num_batched_tokens", std::max(*context, kV0MinBatchedTokens), st.generation_key);
     return;
@@ -71,6 +71,10 @@ void apply_v0_defaults(ServingState& st, ImportBuilder& out) {
 
 void report_generation(ServingState& st, ImportBuilder& out) {
   read_generation(st);
+  const EngineLog& log = st.log;
+  if (log.version_from && st.generation_key != "log: " + log.version_from->line)
+    out.understood("log: " + log.version_from->line, log.version_from->value,
+                   "vLLM " + log.version);
   if (st.generation == VllmGeneration::kV0) {
     apply_v0_defaults(st, out);
   } else if (st.generation == VllmGeneration::kV1) {
@@ -105,12 +109,12 @@ void apply_expert_parallel(const ServingState& st, ImportBuilder& out) {
     return;
   }
   if (st.preset && !st.preset->is_moe()) {
-    out.ignore(key, "", fmt::format("no effect on memory: {} has no experts", st.preset->name));
+    out.ignore(key, "true", fmt::format("no effect on memory: {} has no experts", st.preset->name));
     return;
   }
   const int64_t ep = st.tp.value.value_or(1) * st.dp.value.value_or(1);
   out.put("ep", ep, key);
-  out.understood(key, "", fmt::format("ep = tp·dp = {}", ep));
+  out.understood(key, "true", fmt::format("ep = tp·dp = {}", ep));
 }
 
 std::optional<Error> apply_utilization(const ServingState& st, ImportBuilder& out) {
@@ -143,10 +147,10 @@ std::optional<Error> check_vllm(const ServingState& st) {
                  "vLLM refuses a step smaller than its sequences"};
   if (st.chunked_prefill.value && !*st.chunked_prefill.value && st.context.value &&
       *batched.value < *st.context.value)
-    return Error{batched.key, std::to_string(*batched.value),
-                 fmt::format("at least {} {} without chunked prefill", st.context.key,
-                             *st.context.value),
-                 "vLLM refuses a step shorter than the context when prompts are not chunked"};
+    return Error{
+        batched.key, std::to_string(*batched.value),
+        fmt::format("at least {} {} without chunked prefill", st.context.key, *st.context.value),
+        "vLLM refuses a step shorter than the context when prompts are not chunked"};
   return std::nullopt;
 }
 
@@ -168,7 +172,7 @@ std::optional<Error> finish_sglang(ServingState& st, ImportBuilder& out) {
     return Error{st.engine_key, "", "a model: --model-path MODEL", "the command names no model"};
   if (st.dp_attention.value) {
     if (*st.dp_attention.value)
-      out.unsupported(st.dp_attention.key, "",
+      out.unsupported(st.dp_attention.key, "true",
                       "attention runs data-parallel inside the tp GPUs, each GPU holding all KV "
                       "heads of its own requests (vramplan splits attention over tp)");
     else
@@ -178,7 +182,7 @@ std::optional<Error> finish_sglang(ServingState& st, ImportBuilder& out) {
     if (*st.ep_moe.value) {
       const int64_t ep = st.tp.value.value_or(1);
       out.put("ep", ep, st.ep_moe.key);
-      out.understood(st.ep_moe.key, "", fmt::format("ep = tp = {}", ep));
+      out.understood(st.ep_moe.key, "true", fmt::format("ep = tp = {}", ep));
     } else {
       out.understood(st.ep_moe.key, "false", "experts split over tp");
     }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "interop/serving/engine_flags.h"
@@ -45,8 +46,21 @@ std::optional<ModelConfig> preset_model(const std::string& name) {
   return parsed->model;
 }
 
-// The value as the user wrote it ("" for a bare switch).
-std::string shown(const ServingArg& a) { return a.has_value ? a.value : ""; }
+// Tokens and keys are not echoed back (a pasted `docker run -e HF_TOKEN=...`, --api-key).
+bool is_secret(std::string name) {
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const char* word : {"TOKEN", "KEY", "SECRET", "PASSWORD"})
+    if (name.find(word) != std::string::npos && name.find("KEYFILE") == std::string::npos)
+      return true;
+  return false;
+}
+constexpr const char* kHidden = "(not shown)";
+
+// The value as listed: as written, "true" for a bare switch ("false" for its --no- form), as the
+// Megatron importer lists its flags.
+std::string shown(const ServingArg& a) {
+  return is_secret(a.name) && !a.value.empty() ? kHidden : a.value;
+}
 
 bool truthy(const std::string& v) {
   return v == "true" || v == "True" || v == "TRUE" || v == "1" || v == "yes";
@@ -58,7 +72,8 @@ class Importer {
 
   std::optional<Error> run(const SplitArgs& split) {
     for (const ServingArg& a : split.args)
-      if (a.spec && a.spec->action == Action::kDpAttention) st_.dp_attention.set(truthy(a.value), a.written);
+      if (a.spec && a.spec->action == Action::kDpAttention)
+        st_.dp_attention.set(truthy(a.value), a.written);
     std::map<std::string, size_t> last;
     for (const ServingArg& a : split.args) last[a.name + "." + a.subkey] = a.index;
     if (auto e = read_positionals(split.positionals)) return e;
@@ -75,8 +90,12 @@ class Importer {
  private:
   std::optional<Error> read_positionals(const std::vector<std::string>& words) {
     for (size_t i = 0; i < words.size(); ++i) {
-      // `vllm serve MODEL`: the model is the one positional argument (vllm/entrypoints/cli/serve.py).
-      if (i == 0 && st_.engine == ServingEngine::kVllm && st_.engine_key == "vllm serve") {
+      // `vllm serve MODEL`: the model is the one positional argument
+      // (vllm/entrypoints/cli/serve.py); the vllm/vllm-openai image runs `vllm serve` with the
+      // arguments after the image.
+      const bool serve =
+          st_.engine_key == "vllm serve" || st_.engine_key.rfind("docker run", 0) == 0;
+      if (i == 0 && st_.engine == ServingEngine::kVllm && serve) {
         set_model("vllm serve MODEL", words[i]);
         continue;
       }
@@ -93,11 +112,13 @@ class Importer {
 
   std::optional<Error> read(const ServingArg& a) {
     if (a.spec == nullptr) {
-      out_.ignore(a.written, shown(a),
-                  fmt::format("not a {} argument vramplan knows: not read", engine_label(st_.engine)));
-      out_.warn(fmt::format("{} is not a {} argument vramplan knows: if it changes memory, the "
-                            "estimate does not see it",
-                            a.written, engine_label(st_.engine)));
+      out_.ignore(
+          a.written, shown(a),
+          fmt::format("not a {} argument vramplan knows: not read", engine_label(st_.engine)));
+      out_.warn(
+          fmt::format("{} is not a {} argument vramplan knows: if it changes memory, the "
+                      "estimate does not see it",
+                      a.written, engine_label(st_.engine)));
       return std::nullopt;
     }
     switch (a.spec->effect) {
@@ -117,7 +138,8 @@ class Importer {
 
   std::optional<Error> integer(const ServingArg& a, const char* setting, Read<int64_t>& into,
                                bool human = false) {
-    Result<int64_t> n = human ? human_readable_int(a.written, a.value) : plain_int(a.written, a.value);
+    Result<int64_t> n =
+        human ? human_readable_int(a.written, a.value) : plain_int(a.written, a.value);
     if (!n) return n.error();
     into.set(*n, a.written);
     out_.set(a.written, a.value, setting, *n);
@@ -337,9 +359,12 @@ void Importer::compilation_key(const std::string& key, const json& value) {
   }
 }
 
-// Variables the engines read from the environment (vllm/envs.py; SGLang's environ.py).
+// Variables the engines read from the environment (vllm/envs.py; SGLang's environ.py); those a
+// `docker run -e` passes are listed whatever they are.
 void read_environment(const ServingCommand& cmd, ServingState& st, ImportBuilder& out) {
   for (const auto& [name, value] : cmd.environment) {
+    const bool passed = std::find(cmd.environment_keys.begin(), cmd.environment_keys.end(), name) !=
+                        cmd.environment_keys.end();
     if (name == "VLLM_USE_V1" && st.engine == ServingEngine::kVllm) {
       st.generation = value == "0" ? VllmGeneration::kV0 : VllmGeneration::kV1;
       st.generation_key = name;
@@ -348,11 +373,14 @@ void read_environment(const ServingCommand& cmd, ServingState& st, ImportBuilder
       out.set(name, value, "cuda_graph_in_budget", truthy(value));
     } else if (name == "CUDA_VISIBLE_DEVICES") {
       out.ignore(name, value,
-                 std::string(kNoMemoryEffect) + ": which GPUs; the layout comes from the "
-                                                "parallel sizes");
+                 std::string(kNoMemoryEffect) +
+                     ": which GPUs; the layout comes from the "
+                     "parallel sizes");
     } else if (name.rfind("VLLM_", 0) == 0 || name.rfind("SGLANG_", 0) == 0 ||
                name.rfind("PYTORCH_", 0) == 0 || name.rfind("NCCL_", 0) == 0) {
       out.ignore(name, value, "not read: an environment variable vramplan does not model");
+    } else if (passed) {
+      out.ignore(name, is_secret(name) && !value.empty() ? kHidden : value, kNoMemoryEffect);
     }
   }
 }
@@ -371,15 +399,21 @@ void read_log(ServingState& st, ImportBuilder& out) {
 // `# vramplan: --gpu a100-80gb --batch 8`: the settings --emit wrote beside the command, which
 // no engine flag carries.
 std::optional<Error> read_vramplan_line(std::string_view text, ImportBuilder& out) {
-  static constexpr std::pair<const char*, bool> kKeys[] = {  // key, integer
-      {"gpu", false},           {"gpu_memory_gib", false}, {"batch", true},
-      {"cuda_context_gib", false}, {"nccl_gib_per_group", false}, {"non_torch_gib", false},
-      {"cuda_graph_gib", false},   {"sampler_bytes_per_logit", false}};
+  static constexpr std::pair<const char*, bool> kKeys[] = {// key, integer
+                                                           {"gpu", false},
+                                                           {"gpu_memory_gib", false},
+                                                           {"batch", true},
+                                                           {"cuda_context_gib", false},
+                                                           {"nccl_gib_per_group", false},
+                                                           {"non_torch_gib", false},
+                                                           {"cuda_graph_gib", false},
+                                                           {"sampler_bytes_per_logit", false}};
   constexpr std::string_view kMark = "# vramplan:";
   for (size_t pos = text.find(kMark); pos != std::string_view::npos;
        pos = text.find(kMark, pos + 1)) {
     const size_t end = text.find('\n', pos);
-    const ShellScript words = parse_shell(text.substr(pos + kMark.size(), end - pos - kMark.size()));
+    const ShellScript words =
+        parse_shell(text.substr(pos + kMark.size(), end - pos - kMark.size()));
     const std::vector<std::string> w =
         words.commands.empty() ? std::vector<std::string>{} : words.commands[0].words;
     for (size_t i = 0; i + 1 < w.size(); i += 2) {
@@ -429,7 +463,7 @@ Result<Imported> import_serving(std::string_view text, ServingEngine engine) {
   read_environment(*cmd, st, out);
   for (const std::string& key : cmd->environment_keys)
     if (!cmd->environment.count(key))
-      out.ignore(key, "", "an environment variable passed from the host: not known here");
+      out.ignore(key, "", std::string(kNoMemoryEffect) + ": passed from the host");
   Result<SplitArgs> split = split_serving_args(cmd->words, flags_of(engine));
   if (!split) return split.error();
   if (auto e = Importer(st, out).run(*split)) return *e;

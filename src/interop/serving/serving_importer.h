@@ -29,8 +29,8 @@ struct Read {
 
 struct ServingState {
   ServingEngine engine = ServingEngine::kVllm;
-  std::string engine_key;  // "vllm serve", "python3 -m sglang.launch_server"
-  std::string model;       // the model setting made ("" when none)
+  std::string engine_key;             // "vllm serve", "python3 -m sglang.launch_server"
+  std::string model;                  // the model setting made ("" when none)
   std::optional<ModelConfig> preset;  // the model, when it is a preset
   Read<int64_t> tp, pp, dp, ep, context, batched_tokens, max_seqs;
   Read<double> utilization, mem_fraction;

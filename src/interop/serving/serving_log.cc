@@ -16,8 +16,7 @@ std::string message_of(const std::string& line) {
 
 // The number starting at text[pos] after blanks and an opening parenthesis; nullopt if none.
 std::optional<double> number_at(const std::string& text, size_t pos, std::string* written) {
-  while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '('))
-    ++pos;
+  while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '(')) ++pos;
   const char* start = text.c_str() + pos;
   char* end = nullptr;
   const double value = std::strtod(start, &end);

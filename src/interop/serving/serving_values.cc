@@ -36,9 +36,8 @@ Result<int64_t> human_readable_int(const std::string& key, const std::string& te
   if (text.empty()) return Error{key, text, kHumanInt, ""};
   const char suffix = text.back();
   const std::string number = text.substr(0, text.size() - 1);
-  const std::pair<char, double> multipliers[] = {{'k', 1e3},       {'m', 1e6},
-                                                 {'g', 1e9},       {'K', 1024.0},
-                                                 {'M', 1048576.0}, {'G', 1073741824.0}};
+  const std::pair<char, double> multipliers[] = {
+      {'k', 1e3}, {'m', 1e6}, {'g', 1e9}, {'K', 1024.0}, {'M', 1048576.0}, {'G', 1073741824.0}};
   for (const auto& [s, multiplier] : multipliers) {
     if (suffix != s) continue;
     const bool binary = std::isupper(static_cast<unsigned char>(s)) != 0;
