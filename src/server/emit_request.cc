@@ -17,14 +17,14 @@ Result<std::optional<std::string>> take_emit(json& settings) {
   if (value.is_null()) return std::optional<std::string>();
   if (!value.is_string() || value.get<std::string>().empty()) {
     std::string names;
-    for (const EmitFormat& f : emit_formats()) names += (names.empty() ? "" : ", ") + std::string(f.name);
+    for (const EmitFormat& f : emit_formats())
+      names += (names.empty() ? "" : ", ") + std::string(f.name);
     return Error{"emit", value.dump(), "the name of a format: " + names, "not a format name"};
   }
   return std::optional<std::string>(value.get<std::string>());
 }
 
-Response emit_response(const Result<std::string>& config, const std::string& format,
-                       bool pretty) {
+Response emit_response(const Result<std::string>& config, const std::string& format, bool pretty) {
   if (!config) return error_response(config.error());
   return json_response({{"config", *config}, {"format", format}}, 200, pretty);
 }

@@ -19,8 +19,7 @@ namespace vramplan::server {
 Result<std::optional<std::string>> take_emit(nlohmann::json& settings);
 
 // {"config", "format"} (200), or the error naming "emit" (400).
-Response emit_response(const Result<std::string>& config, const std::string& format,
-                       bool pretty);
+Response emit_response(const Result<std::string>& config, const std::string& format, bool pretty);
 
 // The plan's best-ranked layout the format can write; "note" says when it is not the first.
 Response emit_plan_winner(const PlanResult& result, const std::string& format, bool pretty);

@@ -48,12 +48,9 @@ std::optional<Error> read_flag(const std::vector<std::string>& words, size_t& i,
     word = word.substr(0, eq);
   }
   arg.written = word;
-  std::string name = dashed(word);
-  const size_t dot = name.find('.');
-  if (dot != std::string::npos) {  // --compilation-config.level, -O.level
-    arg.subkey = name.substr(dot + 1);
-    name = name.substr(0, dot);
-  }
+  const size_t dot = word.find('.');
+  std::string name = dashed(word.substr(0, dot));
+  if (dot != std::string::npos) arg.subkey = word.substr(dot + 1);  // --compilation-config.level
   arg.spec = find_flag(specs, name);
   bool negated = false;
   if (arg.spec == nullptr && name.rfind("--no-", 0) == 0) {

@@ -116,14 +116,24 @@ size_t engine_start(const std::vector<std::string>& w, ServingCommand& cmd) {
     for (size_t k = from; k < to; ++k) out += (out.empty() ? "" : " ") + w[k];
     return out;
   };
+  // `vllm` runs when it starts the command or follows a wrapper (exec, nohup, uv run, srun ...):
+  // `echo vllm serve` launches nothing.
+  auto runs = [&](size_t i) {
+    if (i == 0) return true;
+    const std::string& before = w[i - 1];
+    return before == "exec" || before == "nohup" || before == "time" || before == "env" ||
+           before == "run" || before == "srun" || before == "sudo" || before[0] == '-';
+  };
   for (size_t i = 0; i < w.size(); ++i) {
-    if (basename(w[i]) == "vllm" && i + 1 < w.size() && w[i + 1] == "serve") {
+    if (basename(w[i]) == "vllm" && runs(i) && i + 1 < w.size() && w[i + 1] == "serve") {
       cmd.engine = ServingEngine::kVllm;
       cmd.program = "vllm serve";
       return i + 2;
     }
-    if (w[i] == "vllm.entrypoints.openai.api_server" || w[i] == "vllm.entrypoints.api_server" ||
-        w[i] == "sglang.launch_server" || w[i] == "sglang_router.launch_server") {
+    const bool module = i > 0 && w[i - 1] == "-m";  // python -m MODULE
+    if (module &&
+        (w[i] == "vllm.entrypoints.openai.api_server" || w[i] == "vllm.entrypoints.api_server" ||
+         w[i] == "sglang.launch_server" || w[i] == "sglang_router.launch_server")) {
       cmd.engine = w[i].rfind("vllm", 0) == 0 ? ServingEngine::kVllm : ServingEngine::kSglang;
       cmd.program = joined(i >= 2 ? i - 2 : 0, i + 1);
       return i + 1;
