@@ -19,11 +19,10 @@ SplitArgs split(const Words& words) {
 }
 
 TEST(ServingArgs, ReadsEveryFormArgparseAccepts) {
-  const SplitArgs s =
-      split({"meta-llama/Llama-3.1-8B", "-tp", "2", "--max_model_len=32k", "--enforce-eager",
-             "--no-enable-prefix-caching", "--cuda-graph-sizes", "1", "2", "4", "-O3",
-             "--compilation-config.cudagraph_mode", "NONE", "--enable-chunked-prefill", "False",
-             "--host", "0.0.0.0"});
+  const SplitArgs s = split({"meta-llama/Llama-3.1-8B", "-tp", "2", "--max_model_len=32k",
+                             "--enforce-eager", "--no-enable-prefix-caching", "--cuda-graph-sizes",
+                             "1", "2", "4", "-O3", "--compilation-config.cudagraph_mode", "NONE",
+                             "--enable-chunked-prefill", "False", "--host", "0.0.0.0"});
   ASSERT_EQ(s.positionals, Words{"meta-llama/Llama-3.1-8B"});
   ASSERT_EQ(s.args.size(), 9u);
   EXPECT_EQ(s.args[0].name, "--tensor-parallel-size");  // the alias's canonical name
@@ -44,8 +43,8 @@ TEST(ServingArgs, ReadsEveryFormArgparseAccepts) {
 }
 
 TEST(ServingArgs, NegativeNumbersAreValuesAndUnknownFlagsKeepTheirValue) {
-  Result<SplitArgs> s = split_serving_args({"--chunked-prefill-size", "-1", "--new-flag", "x"},
-                                           sglang_flags());
+  Result<SplitArgs> s =
+      split_serving_args({"--chunked-prefill-size", "-1", "--new-flag", "x"}, sglang_flags());
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->args.size(), 2u);
   EXPECT_EQ(s->args[0].value, "-1");
@@ -102,8 +101,9 @@ TEST(ServingCommand, FindsTheEngineInScriptsDockerAndPastedSessions) {
   EXPECT_EQ(cmd->program, "docker run vllm/vllm-openai:v0.9.2");
   EXPECT_EQ(cmd->environment.at("VLLM_USE_V1"), "0");
 
-  cmd = find_serving_command("docker run --gpus all lmsysorg/sglang:latest python3 -m "
-                             "sglang.launch_server --model-path m --tp 2\n");
+  cmd = find_serving_command(
+      "docker run --gpus all lmsysorg/sglang:latest python3 -m "
+      "sglang.launch_server --model-path m --tp 2\n");
   ASSERT_TRUE(cmd);
   EXPECT_EQ(cmd->engine, ServingEngine::kSglang);
   EXPECT_EQ(cmd->program, "python3 -m sglang.launch_server");
@@ -123,10 +123,10 @@ TEST(ServingLog, TellsTheEngineAndTheGpuTotalNeverMeasuredFigures) {
   ASSERT_TRUE(v1.gpu_total_gib);
   EXPECT_DOUBLE_EQ(*v1.gpu_total_gib, 79.18);
   EXPECT_EQ(v1.other_lines, 1u);  // the measured KV cache is not read
-  const EngineLog v0 = read_engine_log(
-      {"INFO 12-13 19:54:18 worker.py:243] Memory profiling results:",
-       "INFO 12-13 19:54:18 worker.py:243] total_gpu_memory     79.22GiB",
-       "INFO 12-13 19:54:18 worker.py:243] gpu_memory_utilization       0.90"});
+  const EngineLog v0 =
+      read_engine_log({"INFO 12-13 19:54:18 worker.py:243] Memory profiling results:",
+                       "INFO 12-13 19:54:18 worker.py:243] total_gpu_memory     79.22GiB",
+                       "INFO 12-13 19:54:18 worker.py:243] gpu_memory_utilization       0.90"});
   EXPECT_EQ(v0.generation, VllmGeneration::kV0);
   EXPECT_DOUBLE_EQ(*v0.gpu_total_gib, 79.22);
   EXPECT_DOUBLE_EQ(*v0.utilization, 0.9);

@@ -41,7 +41,8 @@ void round_trip_infer(const json& settings, const std::string& format) {
   ASSERT_TRUE(back.ok()) << back.error().message() << "\n" << *command;
   EXPECT_EQ(back->resolved.imported->format, format);
   EXPECT_TRUE(back->resolved.imported->warnings.empty())
-      << back->resolved.imported->warnings.front() << "\n" << *command;
+      << back->resolved.imported->warnings.front() << "\n"
+      << *command;
   Figures expected = figures_of(*direct);
   if (!direct->estimate.capacity) {  // read back at vLLM's default fraction: the same peak
     ASSERT_TRUE(back->estimate.capacity);
@@ -84,7 +85,8 @@ TEST(ServingEmit, VllmRoundTrips) {
                     {"non_torch_gib", 0.2},
                     {"gpu_memory_utilization", 0.8}},
                    "vllm");
-  round_trip_infer({{"model", "DeepSeek-V2-Lite"}, {"quantization", "fp8"}}, "vllm");  // no fraction
+  round_trip_infer({{"model", "DeepSeek-V2-Lite"}, {"quantization", "fp8"}},
+                   "vllm");  // no fraction
 }
 
 TEST(ServingEmit, SglangRoundTrips) {
@@ -112,7 +114,8 @@ TEST(ServingEmit, StdoutHoldsTheCommandInTheEnginesOwnWords) {
       {{"model", "Qwen3-30B-A3B"}, {"tp", 2}, {"ep", 2}, {"gpu_memory_utilization", 0.9}},
       kNoFiles);
   ASSERT_TRUE(r.ok());
-  const std::string vllm = *emit_serving(r->resolved.scenario, {{"model", "Qwen3-30B-A3B"}}, "vllm");
+  const std::string vllm =
+      *emit_serving(r->resolved.scenario, {{"model", "Qwen3-30B-A3B"}}, "vllm");
   EXPECT_NE(vllm.find("vllm serve Qwen/Qwen3-30B-A3B"), std::string::npos);  // the Hub id
   EXPECT_NE(vllm.find("--enable-expert-parallel"), std::string::npos);
   EXPECT_NE(vllm.find("--gpu-memory-utilization 0.9"), std::string::npos);
@@ -132,10 +135,10 @@ TEST(ServingEmit, WhatTheEngineCannotExpressIsAnErrorNamingEmit) {
   Error e = emit_error({{"model", "Qwen3-30B-A3B"}, {"tp", 4}, {"ep", 2}}, "vllm");
   EXPECT_EQ(e.field, "emit");
   EXPECT_NE(e.reason.find("tp·dp"), std::string::npos);
-  EXPECT_EQ(emit_error({{"model", "Qwen3-30B-A3B"}, {"tp", 4}, {"ep", 2}, {"engine", "sglang"}},
-                       "sglang")
-                .field,
-            "emit");
+  EXPECT_EQ(
+      emit_error({{"model", "Qwen3-30B-A3B"}, {"tp", 4}, {"ep", 2}, {"engine", "sglang"}}, "sglang")
+          .field,
+      "emit");
   // The other engine's conventions, a reshaped or per-module model, formats no engine loads.
   EXPECT_EQ(emit_error({{"model", "Qwen3-8B"}, {"mem_fraction_static", 0.9}}, "vllm").field,
             "emit");

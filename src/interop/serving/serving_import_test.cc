@@ -195,8 +195,7 @@ TEST(ServingImport, ErrorsNameTheFlagAsWritten) {
             "--gpu-memory-utilization");
   EXPECT_EQ(import_error("vllm serve Qwen/Qwen3-8B --kv-cache-dtype nvfp4\n").field,
             "--kv-cache-dtype");
-  EXPECT_EQ(import_error("vllm serve Qwen/Qwen3-8B --quantization awq\n").field,
-            "--quantization");
+  EXPECT_EQ(import_error("vllm serve Qwen/Qwen3-8B --quantization awq\n").field, "--quantization");
   EXPECT_EQ(import_error("vllm serve Qwen/Qwen3-8B --model Qwen/Qwen3-4B\n").field, "--model");
   EXPECT_EQ(import_error("vllm serve Qwen/Qwen3-8B --max-num-seqs 512 --max-num-batched-tokens "
                          "256\n")
@@ -223,7 +222,8 @@ TEST(ServingImport, ErrorsNameTheFlagAsWritten) {
 
 TEST(ServingImport, TheEstimateOfTheCommandIsTheEstimateOfItsSettings) {
   // Reading the command changes nothing but the settings: the same estimate as the flags.
-  Result<SettingsInference> from = infer_settings({{"from", fixture("sglang/qwen3_moe.sh")}}, kNoFiles);
+  Result<SettingsInference> from =
+      infer_settings({{"from", fixture("sglang/qwen3_moe.sh")}}, kNoFiles);
   ASSERT_TRUE(from.ok()) << from.error().message();
   json same = from->resolved.imported->settings;
   Result<SettingsInference> direct = infer_settings(same, kNoFiles);
