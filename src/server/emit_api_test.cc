@@ -47,7 +47,8 @@ TEST(EmitApi, InferAnswersTheCommandThatReadsBackToTheSameCapacity) {
   const Response direct = post("/api/infer", settings);
   const Response back = post("/api/infer", {{"from", answer.at("config")}});
   ASSERT_EQ(back.status, 200) << back.body;
-  EXPECT_EQ(json::parse(back.body).at("max_kv_tokens"), json::parse(direct.body).at("max_kv_tokens"));
+  EXPECT_EQ(json::parse(back.body).at("max_kv_tokens"),
+            json::parse(direct.body).at("max_kv_tokens"));
   EXPECT_EQ(json::parse(back.body).at("imported").at("format"), "vllm");
 }
 
@@ -69,8 +70,7 @@ TEST(EmitApi, EstimateAndPlanEmitTrainingFormats) {
 TEST(EmitApi, ErrorsNameEmitOrTheCommandsFlag) {
   EXPECT_EQ(post("/api/infer", {{"model", "Qwen3-8B"}, {"emit", "nope"}}).status, 400);
   EXPECT_EQ(field_of(post("/api/infer", {{"model", "Qwen3-8B"}, {"emit", "nope"}})), "emit");
-  EXPECT_EQ(field_of(post("/api/estimate", {{"model", "Llama-3.1-8B"}, {"emit", "vllm"}})),
-            "emit");
+  EXPECT_EQ(field_of(post("/api/estimate", {{"model", "Llama-3.1-8B"}, {"emit", "vllm"}})), "emit");
   const Response bad = post("/api/infer", {{"from", "vllm serve Qwen/Qwen3-8B -tp two"}});
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(field_of(bad), "-tp");
