@@ -46,12 +46,19 @@ std::optional<ModelConfig> preset_model(const std::string& name) {
   return parsed->model;
 }
 
-// Tokens and keys are not echoed back (a pasted `docker run -e HF_TOKEN=...`, --api-key).
-bool is_secret(std::string name) {
-  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (const char* word : {"TOKEN", "KEY", "SECRET", "PASSWORD"})
-    if (name.find(word) != std::string::npos && name.find("KEYFILE") == std::string::npos)
-      return true;
+// Tokens and keys are not echoed back (a pasted `docker run -e HF_TOKEN=...`, --api-key): a name
+// with a word TOKEN, KEY, SECRET or PASSWORD (not --tokenizer, --max-num-batched-tokens).
+bool is_secret(const std::string& name) {
+  std::string word;
+  for (size_t i = 0; i <= name.size(); ++i) {
+    const char c = i < name.size() ? name[i] : '-';
+    if (c == '-' || c == '_') {
+      if (word == "TOKEN" || word == "KEY" || word == "SECRET" || word == "PASSWORD") return true;
+      word.clear();
+    } else {
+      word += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+  }
   return false;
 }
 constexpr const char* kHidden = "(not shown)";

@@ -145,6 +145,12 @@ TEST(VllmImport, EveryFlagIsListedAndUnknownOnesWarn) {
                                 [](const IgnoredKey& k) { return k.key == "--api-key"; });
   ASSERT_NE(key, i.ignored.end());
   EXPECT_EQ(key->value, "(not shown)");
+  const Imported sglang = import_ok(
+      "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --max-prefill-tokens 8192 "
+      "--tokenizer-path t\n");
+  EXPECT_TRUE(std::any_of(sglang.ignored.begin(), sglang.ignored.end(), [](const IgnoredKey& k) {
+    return k.key == "--max-prefill-tokens" && k.value == "8192";
+  }));
 }
 
 TEST(SglangImport, ReadsItsMemoryAndSchedulingFlags) {
