@@ -2,6 +2,7 @@
 
 #include "interop/megatron/megatron_import.h"
 #include "interop/megatron/megatron_recipe.h"
+#include "interop/serving/serving_import.h"
 #include "interop/structured_text.h"
 
 namespace vramplan::interop {
@@ -42,6 +43,17 @@ Result<Imported> read_megatron_command(const Document& d) {
   return import_megatron_command(d.text);
 }
 
+// A vLLM or SGLang launch: a command, script or `docker run`, with or without its log below.
+bool vllm_command(const Document& d) {
+  return !d.json && !d.toml && !(d.yaml && d.yaml->is_object()) && looks_like_vllm_command(d.text);
+}
+Result<Imported> read_vllm_command(const Document& d) { return import_vllm_command(d.text); }
+bool sglang_command(const Document& d) {
+  return !d.json && !d.toml && !(d.yaml && d.yaml->is_object()) &&
+         looks_like_sglang_command(d.text);
+}
+Result<Imported> read_sglang_command(const Document& d) { return import_sglang_command(d.text); }
+
 const FormatHandler kHandlers[] = {
     {{"megatron-yaml", ImportKind::kTraining,
       "Megatron-LM functional test model_config.yaml (MODEL_ARGS)"},
@@ -61,6 +73,15 @@ const FormatHandler kHandlers[] = {
       "argument list"},
      megatron_command,
      read_megatron_command},
+    {{"vllm", ImportKind::kServing,
+      "vLLM launch command or script (vllm serve MODEL ..., python -m "
+      "vllm.entrypoints.openai.api_server ..., docker run vllm/vllm-openai ...)"},
+     vllm_command,
+     read_vllm_command},
+    {{"sglang", ImportKind::kServing,
+      "SGLang launch command or script (python -m sglang.launch_server --model-path ...)"},
+     sglang_command,
+     read_sglang_command},
 };
 
 }  // namespace
