@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "interop/megatron/megatron_emit.h"
+#include "interop/serving/serving_emit.h"
 #include "interop/torchtitan/torchtitan_emit.h"
 #include "vramplan/model/presets.h"
 
@@ -19,6 +20,14 @@ const EmitHandler kHandlers[] = {
       "a torchtitan job config TOML (torchrun ... -m torchtitan.train --job.config_file)"},
      emit_torchtitan,
      nullptr},
+    {{"vllm", ImportKind::kServing,
+      "a vLLM launch command (vllm serve MODEL with the run's layout and memory flags)"},
+     nullptr,
+     emit_vllm},
+    {{"sglang", ImportKind::kServing,
+      "an SGLang launch command (python3 -m sglang.launch_server with the run's flags)"},
+     nullptr,
+     emit_sglang},
 };
 
 // The formats of one kind ("none yet" while a kind has no writer).

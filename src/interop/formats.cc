@@ -1,6 +1,8 @@
 #include "interop/formats.h"
 
 #include "interop/megatron/megatron_import.h"
+#include "interop/megatron/megatron_recipe.h"
+#include "interop/serving/serving_import.h"
 #include "interop/structured_text.h"
 #include "interop/torchtitan/torchtitan_import.h"
 
@@ -12,6 +14,25 @@ using nlohmann::json;
 bool megatron_yaml(const Document& d) { return d.yaml && looks_like_megatron_test_yaml(*d.yaml); }
 Result<Imported> read_megatron_yaml(const Document& d) {
   return import_megatron_test_yaml(*d.yaml);
+}
+
+const nlohmann::json* structured(const Document& d) {
+  if (d.json) return &*d.json;
+  if (d.yaml) return &*d.yaml;
+  return nullptr;
+}
+bool megatron_recipe(const Document& d) {
+  const nlohmann::json* doc = structured(d);
+  return doc != nullptr && looks_like_megatron_recipe(*doc);
+}
+Result<Imported> read_megatron_recipe(const Document& d) {
+  return import_megatron_recipe(*structured(d), "");
+}
+bool megatron_overrides(const Document& d) {
+  return !d.json && !(d.yaml && d.yaml->is_object()) && looks_like_recipe_overrides(d.text);
+}
+Result<Imported> read_megatron_overrides(const Document& d) {
+  return import_megatron_recipe(nullptr, d.text);
 }
 
 // Structured documents are never shell commands.
@@ -38,17 +59,27 @@ bool torchtitan_command(const Document& d) {
 Result<Imported> read_torchtitan_command(const Document& d) {
   return import_torchtitan_command(d.text);
 }
+// A vLLM or SGLang launch: a command, script or `docker run`, with or without its log below.
+bool vllm_command(const Document& d) {
+  return !d.json && !d.toml && !(d.yaml && d.yaml->is_object()) && looks_like_vllm_command(d.text);
+}
+Result<Imported> read_vllm_command(const Document& d) { return import_vllm_command(d.text); }
+bool sglang_command(const Document& d) {
+  return !d.json && !d.toml && !(d.yaml && d.yaml->is_object()) &&
+         looks_like_sglang_command(d.text);
+}
+Result<Imported> read_sglang_command(const Document& d) { return import_sglang_command(d.text); }
 
 const FormatHandler kHandlers[] = {
     {{"megatron-yaml", ImportKind::kTraining,
       "Megatron-LM functional test model_config.yaml (MODEL_ARGS)"},
      megatron_yaml,
      read_megatron_yaml},
-    {{"megatron", ImportKind::kTraining,
-      "Megatron-LM launch command or script (torchrun ... pretrain_gpt.py ...), or its "
-      "argument list"},
-     megatron_command,
-     read_megatron_command},
+    {{"megatron-recipe", ImportKind::kTraining,
+      "Megatron-Bridge ConfigContainer or NeMo megatron_gpt_config YAML (model, train, "
+      "optimizer, ddp, trainer sections)"},
+     megatron_recipe,
+     read_megatron_recipe},
     {{"torchtitan", ImportKind::kTraining,
       "torchtitan job config TOML (train_configs/*.toml), a # torchrun comment giving the world"},
      torchtitan_toml,
@@ -58,6 +89,24 @@ const FormatHandler kHandlers[] = {
       "--model.flavor 8B ...)"},
      torchtitan_command,
      read_torchtitan_command},
+    {{"megatron-overrides", ImportKind::kTraining,
+      "Megatron-Bridge / NeMo key=value overrides (model.tensor_model_parallel_size=4 ...)"},
+     megatron_overrides,
+     read_megatron_overrides},
+    {{"megatron", ImportKind::kTraining,
+      "Megatron-LM launch command or script (torchrun ... pretrain_gpt.py ...), or its "
+      "argument list"},
+     megatron_command,
+     read_megatron_command},
+    {{"vllm", ImportKind::kServing,
+      "vLLM launch command or script (vllm serve MODEL ..., python -m "
+      "vllm.entrypoints.openai.api_server ..., docker run vllm/vllm-openai ...)"},
+     vllm_command,
+     read_vllm_command},
+    {{"sglang", ImportKind::kServing,
+      "SGLang launch command or script (python -m sglang.launch_server --model-path ...)"},
+     sglang_command,
+     read_sglang_command},
 };
 
 }  // namespace

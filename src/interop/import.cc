@@ -150,6 +150,7 @@ json imported_to_json(const Imported& imported) {
   for (const IgnoredKey& k : imported.ignored)
     ignored.push_back({{"key", k.key}, {"value", k.value}, {"reason", k.reason}});
   return {{"format", imported.format},
+          {"settings", imported.settings},
           {"understood", std::move(understood)},
           {"ignored", std::move(ignored)},
           {"warnings", imported.warnings}};

@@ -11,7 +11,8 @@ using K = OptionKind;
 
 // The names of import_formats() (vramplan/interop/import.h; options_test.cc checks they agree).
 constexpr const char* kImportFormatNames =
-    "megatron-yaml, megatron, torchtitan, torchtitan-command";
+    "megatron-yaml, megatron-recipe, torchtitan, torchtitan-command, megatron-overrides, megatron, "
+    "vllm, sglang";
 
 // The training scenario: `estimate`, `roofline`, `plan`, POST /api/estimate and /api/sweep.
 constexpr OptionSpec kOptions[] = {
@@ -128,6 +129,11 @@ constexpr OptionSpec kOptions[] = {
      "decoder layers on the first pipeline stage", ""},
     {"last_stage_layers", K::kInteger, "parallelism", "even split",
      "decoder layers on the last pipeline stage", ""},
+    {"pipeline_layout", K::kText, "parallelism", "a split",
+     "every stage's layers in Megatron's --pipeline-model-parallel-layout syntax: pp·vpp stages "
+     "separated by |, E embedding, t decoder layer, m MTP layer, L loss, (…)*n and x*n repeat "
+     "(e.g. Et|(tt|)*30mL); sets vpp",
+     ""},
     {"embedding_stage", K::kBool, "parallelism", "false (true: torchtitan)",
      "count the embedding as one layer of the pipeline split", ""},
     {"loss_stage", K::kBool, "parallelism", "false (true: torchtitan)",
@@ -235,6 +241,15 @@ constexpr OptionSpec kServingOptions[] = {
      "int4 (AWQ/GPTQ) group size along the input", ""},
     {"nf4_double_quant", K::kBool, "weights", "true",
      "nf4 with double-quantised absmax (QLoRA's 4.127 bits)", ""},
+    {"dtype", K::kChoice, "weights", "auto (config.json's torch_dtype; fp32 served as bf16)",
+     "the model dtype (vLLM / SGLang --dtype): unquantised weights, activations and the auto KV "
+     "cache; quantised weights keep their format",
+     "auto, fp32, bf16, fp16"},
+    {"quantization", K::kText, "weights", "the checkpoint's quantization_config",
+     "vLLM / SGLang --quantization: on a checkpoint without a quantization_config, fp8 quantises "
+     "the linear layers at load time (per-tensor scales) and bitsandbytes to 4 bits; a quantised "
+     "checkpoint keeps its own format",
+     ""},
     // Parallelism
     {"tp", K::kInteger, "parallelism", "1", "tensor-parallel degree", ""},
     {"pp", K::kInteger, "parallelism", "1", "pipeline-parallel stages", ""},

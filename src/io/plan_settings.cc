@@ -29,6 +29,11 @@ Result<std::optional<PipelineSplit>> fixed_split(const json& settings, const Mod
   const bool given = std::any_of(std::begin(kSplitSettingKeys), std::end(kSplitSettingKeys),
                                  [&](const char* key) { return settings.contains(key); });
   if (!given) return std::optional<PipelineSplit>{};
+  if (!p.chunk_layers.empty())
+    return Error{"pipeline_layout", settings["pipeline_layout"].dump(),
+                 "first_stage_layers/last_stage_layers, embedding_stage/loss_stage or "
+                 "pipeline_split (plan searches pp and vpp)",
+                 "a layout fixes every stage; vramplan estimate takes it"};
   if (p.compute_balanced_split) {
     if (auto e = validate_pipeline(model, p)) return *e;  // names what compute cannot combine with
     return std::optional<PipelineSplit>{PipelineSplit{SplitKind::kCompute, 0, 0}};

@@ -20,6 +20,7 @@
 #include "vramplan/model/presets.h"
 #include "vramplan/training/finetune.h"
 #include "vramplan/training/frameworks.h"
+#include "vramplan/training/pipeline_layout.h"
 
 namespace vramplan {
 namespace {
@@ -229,7 +230,29 @@ void drop_framework_split(const SettingReader& r, Parallelism& p) {
                    [&](const char* key) { return r.has(key); }))
     return;
   p.first_stage_layers = p.last_stage_layers = 0;
+  p.chunk_layers.clear();
   p.embedding_as_stage = p.loss_as_stage = p.balanced_split = p.compute_balanced_split = false;
+}
+
+// Megatron's explicit layout: its stage count over pp is vpp (a vpp given beside it must agree).
+std::optional<Error> read_pipeline_layout(const SettingReader& r, Parallelism& p) {
+  std::string text;
+  if (auto e = r.text("pipeline_layout", text)) return e;
+  if (text.empty()) return std::nullopt;
+  Result<PipelineLayout> layout = parse_pipeline_layout(text);
+  if (!layout) return layout.error();
+  const auto stages = static_cast<int64_t>(layout->chunk_layers.size());
+  if (p.pp < 1 || stages % p.pp != 0)
+    return Error{"pipeline_layout", text, fmt::format("a multiple of pp = {} stages", p.pp),
+                 fmt::format("it has {} stages", stages)};
+  if (r.has("vpp") && p.vpp != stages / p.pp)
+    return Error{"vpp", std::to_string(p.vpp),
+                 fmt::format("{} (the layout's {} stages over pp = {}), or leave vpp out",
+                             stages / p.pp, stages, p.pp),
+                 ""};
+  p.vpp = stages / p.pp;
+  p.chunk_layers = std::move(layout->chunk_layers);
+  return std::nullopt;
 }
 
 std::optional<Error> read_parallel(const SettingReader& r, Parallelism& p) {
@@ -247,6 +270,7 @@ std::optional<Error> read_parallel(const SettingReader& r, Parallelism& p) {
                                                    {"last_stage_layers", &p.last_stage_layers}};
   for (const auto& [key, target] : ints)
     if (auto e = r.integer(key, *target)) return e;
+  if (auto e = read_pipeline_layout(r, p)) return e;
   if (auto e = r.boolean("sequence_parallel", p.sequence_parallel)) return e;
   if (auto e = r.boolean("distributed_optimizer", p.distributed_optimizer)) return e;
   if (auto e = r.boolean("embedding_stage", p.embedding_as_stage)) return e;

@@ -121,6 +121,7 @@ json parallel_json(const Parallelism& p) {
       {"last_stage_layers", p.last_stage_layers},
       {"embedding_as_stage", p.embedding_as_stage},
       {"loss_as_stage", p.loss_as_stage},
+      {"chunk_layers", p.chunk_layers},
       {"pipeline_split", p.compute_balanced_split ? "compute"
                          : p.balanced_split       ? "balanced"
                                                   : "even"},

@@ -9,8 +9,10 @@
 #include <utility>
 
 #include "server/api.h"
+#include "server/emit_request.h"
 #include "server/hub_access.h"
 #include "server/static_assets.h"
+#include "vramplan/interop/emit.h"
 #include "vramplan/io/estimate_request.h"
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/inference_settings.h"
@@ -131,12 +133,18 @@ Response handle_gpus(const Request& request) {
 }
 
 Response handle_estimate(const Request& request) {
-  Result<json> settings = parse_json_object(request);
-  if (!settings) return error_response(settings.error());
+  Result<json> parsed = parse_json_object(request);
+  if (!parsed) return error_response(parsed.error());
+  json body = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(body);
+  if (!emit) return error_response(emit.error());
   hub::HubModels hub = request_hub();
-  Result<SettingsEstimate> result = estimate_settings(*settings, refuse_files, hub.fetcher());
+  Result<SettingsEstimate> result = estimate_settings(body, refuse_files, hub.fetcher());
   if (!result) return hub_aware_error(result.error(), hub);
   SettingsEstimate answer = std::move(result).value();
+  if (*emit)
+    return emit_response(emit_training(answer.resolved.scenario, body, **emit), **emit,
+                         wants_pretty(request));
   const std::optional<json> checkpoint =
       hub.report(answer.estimate.parameters.total, answer.estimate.warnings);
   json out = settings_estimate_to_json(answer);
@@ -150,12 +158,18 @@ Response handle_infer_options(const Request& request) {
 }
 
 Response handle_infer(const Request& request) {
-  Result<json> settings = parse_json_object(request);
-  if (!settings) return error_response(settings.error());
+  Result<json> parsed = parse_json_object(request);
+  if (!parsed) return error_response(parsed.error());
+  json body = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(body);
+  if (!emit) return error_response(emit.error());
   hub::HubModels hub = request_hub();
-  Result<SettingsInference> result = infer_settings(*settings, refuse_files, hub.fetcher());
+  Result<SettingsInference> result = infer_settings(body, refuse_files, hub.fetcher());
   if (!result) return hub_aware_error(result.error(), hub);
   SettingsInference answer = std::move(result).value();
+  if (*emit)
+    return emit_response(emit_serving(answer.resolved.scenario, body, **emit), **emit,
+                         wants_pretty(request));
   const std::optional<json> checkpoint =
       hub.report(answer.estimate.parameters.total, answer.estimate.warnings);
   json out = settings_inference_to_json(answer);

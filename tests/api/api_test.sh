@@ -31,7 +31,7 @@ cp "$RUN_OUT_FILE" "$TEST_TMP/options.json"
 missing=$(python3 -c 'import json, re, sys
 flags = {o["flag"] for o in json.load(open(sys.argv[1]))["options"]}
 helped = set(re.findall(r"^\s+(--[a-z0-9-]+)", open(sys.argv[2]).read(), re.M))
-ignored = {"--help", "--scenario", "--format", "--color", "--width"}
+ignored = {"--help", "--scenario", "--format", "--color", "--width", "--emit"}  # emit: a request key
 print(" ".join(sorted(f for f in helped - flags - ignored if not f.startswith("--no-"))))' \
   "$TEST_TMP/options.json" "$TEST_TMP/help.txt")
 check "every estimate flag is in /api/options (missing: $missing)" test -z "$missing"
@@ -190,7 +190,7 @@ cp "$RUN_OUT_FILE" "$TEST_TMP/infer_options.json"
 missing=$(python3 -c 'import json, re, sys
 flags = {o["flag"] for o in json.load(open(sys.argv[1]))["options"]}
 helped = set(re.findall(r"^\s+(--[a-z0-9-]+)", open(sys.argv[2]).read(), re.M))
-ignored = {"--help", "--scenario", "--format", "--color", "--width"}
+ignored = {"--help", "--scenario", "--format", "--color", "--width", "--emit"}  # emit: a request key
 print(" ".join(sorted(f for f in helped - flags - ignored if not f.startswith("--no-"))))' \
   "$TEST_TMP/infer_options.json" "$TEST_TMP/infer_help.txt")
 check "every infer flag is in /api/infer/options (missing: $missing)" test -z "$missing"

@@ -50,6 +50,11 @@ round_trip megatron --model Qwen3-30B-A3B --framework megatron --tp 2 --pp 2 --e
   --distributed-optimizer --recompute full --recompute-layers 2
 round_trip megatron --model Llama-3.1-8B --framework megatron --gpus 8 --zero 1
 round_trip megatron --model Llama-3.1-8B --framework megatron --gpus 8 --fsdp full_shard
+round_trip megatron --model Llama-3.1-8B --framework megatron --pp 4 --vpp 2 --gpus 8 \
+  --first-stage-layers 6 --last-stage-layers 6
+round_trip megatron --model Qwen2.5-7B --framework megatron --pp 3 --gpus 6 --pipeline-split balanced
+round_trip megatron --model Llama-3.1-8B --framework megatron --pp 4 --gpus 8 \
+  --pipeline-layout 'Et*7|t*9|t*9|t*7L'
 round_trip megatron --model gpt2 --framework megatron --gpus 1 --seq-len 1024 --micro-batch 8
 
 case_name "stdout holds the script alone"

@@ -79,7 +79,8 @@ Result<SettingsWithImport> apply_from(const nlohmann::json& settings, ImportFor 
 // the user did not give it beside the file (`given`: the settings as the user gave them).
 Error name_as_imported(Error error, const Imported& imported, const nlohmann::json& given);
 
-// {format, understood [{key, value, setting}], ignored [{key, value, reason}], warnings}.
+// {format, settings (what the file set, in vramplan's keys: a form can be filled from them),
+// understood [{key, value, setting}], ignored [{key, value, reason}], warnings}.
 nlohmann::json imported_to_json(const Imported& imported);
 
 }  // namespace vramplan
