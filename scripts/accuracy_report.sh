@@ -22,7 +22,7 @@ build/vramplan validate --format json >"$report"
 build/vramplan validate --serving --format json >"$serving"
 build/vramplan validate --throughput --format json >"$throughput"
 "$python" scripts/accuracy_report.py "$report" --serving "$serving" --throughput "$throughput" \
-  --docs docs
+  --peers data/measurements/peer_estimates.json --docs docs
 # The uncertainty bands estimates carry (compiled in: rebuild to pick up a change).
 build/vramplan validate --bands >data/uncertainty.json.tmp
 if cmp -s data/uncertainty.json.tmp data/uncertainty.json; then

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from .figures import PLOT_DIR, PLOTS, THROUGHPUT_PLOT
+from .figures import PLOT_DIR, PLOTS, REFERENCE_PLOT, THROUGHPUT_PLOT
 from .load import ReportError, load_report, read_json
 from .page import markdown
 from .plots import plot_memory, plot_throughput
@@ -36,6 +36,12 @@ def parse_args(argv=None):
     )
     parser.add_argument("--serving", help="`vramplan validate --serving --format json` output")
     parser.add_argument(
+        "--peers",
+        metavar="PEERS.json",
+        help="data/measurements/peer_estimates.json: the peers' errors against the PyTorch "
+        "reference beside vramplan's",
+    )
+    parser.add_argument(
         "--throughput",
         metavar="REPORT.json",
         help="also `vramplan validate --throughput --format json`: step-time section and plot",
@@ -55,7 +61,9 @@ def main(argv=None):
     os.makedirs(plot_dir, exist_ok=True)
 
     written = []
-    for stem, dataset, quantity, title in PLOTS:
+    for stem, dataset, quantity, title in PLOTS + [REFERENCE_PLOT]:
+        if stem == REFERENCE_PLOT[0] and not any(r["dataset"] == dataset for r in report["rows"]):
+            continue
         path = os.path.join(plot_dir, stem + ".svg")
         plot_memory(report, dataset, quantity, title, path)
         written.append(path)
@@ -65,8 +73,9 @@ def main(argv=None):
         path = os.path.join(plot_dir, THROUGHPUT_PLOT + ".svg")
         plot_throughput(throughput, path)
         written.append(path)
+    peers = read_json(args.peers) if args.peers else None
     md_path = os.path.join(docs, "accuracy.md")
-    write_if_changed(md_path, markdown(report, throughput))
+    write_if_changed(md_path, markdown(report, throughput, peers))
     written.insert(0, md_path)
     for path in written:
         print(os.path.relpath(path))

@@ -11,6 +11,14 @@ PLOTS = [
     ("ultrascale_reported", "ultrascale", "reported", "Ultra-Scale Playbook: reported memory"),
 ]
 
+# Drawn like PLOTS, shown in the PyTorch reference section (coloured by model family).
+REFERENCE_PLOT = (
+    "reference_peak",
+    "pytorch-reference",
+    "peak allocated",
+    "PyTorch reference: peak allocated memory",
+)
+
 THROUGHPUT_PLOT = "throughput"
 THROUGHPUT_BAND = 0.25
 

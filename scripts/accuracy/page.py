@@ -11,13 +11,14 @@ from .memory_sections import (
     ultrascale_breakdown_section,
     uncertainty_section,
 )
+from .reference_section import reference_section
 from .serving_section import serving_section
 from .throughput_sections import throughput_sections
 
 REGENERATE = "scripts/accuracy_report.sh"
 
 
-def markdown(report, throughput=None):
+def markdown(report, throughput=None, peers=None):
     parts = [
         [
             "# vramplan accuracy",
@@ -29,6 +30,7 @@ def markdown(report, throughput=None):
         summary_section(report),
         confusion_section(report),
         ultrascale_breakdown_section(report),
+        reference_section(report, peers),
         uncertainty_section(report),
         serving_section(report),
         plots_section(),
@@ -38,4 +40,4 @@ def markdown(report, throughput=None):
     ]
     if throughput is not None:
         parts += throughput_sections(throughput)
-    return "\n\n".join("\n".join(p) for p in parts) + "\n"
+    return "\n\n".join("\n".join(p) for p in parts if p) + "\n"

@@ -7,6 +7,7 @@ DATASET_NAMES = {
     "ultrascale": "Ultra-Scale (ran)",
     "ultrascale-crashed": "Ultra-Scale (crashed)",
     "torchtitan": "torchtitan (published)",
+    "pytorch-reference": "PyTorch reference",
 }
 
 # The groups the datasets use, in their natural order: model families, then model sizes.

@@ -77,7 +77,7 @@ void add_moe(const ModelConfig& m, LayerParams& layer) {
   const MoeConfig& moe = m.moe;
   layer.router = moe.num_experts * m.hidden;  // gate weight (E x h)
   if (moe.router_bias) layer.router += moe.num_experts;
-  if (moe.router_correction_bias) layer.router += moe.num_experts;
+  if (moe.router_correction_bias) layer.buffers += moe.num_experts;  // e_score_correction_bias
   int64_t expert = mlp_params(m, moe.expert_ffn, moe.expert_bias);
   layer.routed_experts = moe.num_experts * expert;
   layer.active_routed_experts = moe.top_k * expert;
@@ -122,7 +122,7 @@ void fill_breakdown(ParamCounts& counts) {
     sum.attention += layer.attention + layer.attention_replicated;
     sum.norms += layer.norms;
     sum.mlp += layer.mlp;
-    sum.router += layer.router;
+    sum.router += layer.router + layer.buffers;  // listed with the router it biases
     sum.routed_experts += layer.routed_experts;
   }
   const ParamComponent all[] = {
@@ -157,6 +157,7 @@ ParamCounts count_parameters(const ModelConfig& model) {
   for (int64_t i = 0; i < model.num_layers; ++i) {
     LayerParams layer = layer_params(model, is_moe_layer(model, static_cast<size_t>(i)));
     counts.total += layer.total();
+    counts.buffers += layer.buffers;
     counts.active += layer.total() - layer.routed_experts + layer.active_routed_experts;
     counts.layers.push_back(layer);
   }

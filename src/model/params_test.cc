@@ -297,7 +297,9 @@ TEST(ParamsTest, MoeWithDenseFirstLayerAndMla) {
   EXPECT_EQ(dense.total(), 7640);
   const LayerParams& moe = counts.layers[1];
   EXPECT_EQ(moe.mlp, 768);
-  EXPECT_EQ(moe.router, 132);
+  EXPECT_EQ(moe.router, 128);  // the correction bias is a buffer, not a router parameter
+  EXPECT_EQ(moe.buffers, 4);
+  EXPECT_EQ(moe.parameters(), 5468 - 4);
   EXPECT_EQ(moe.routed_experts, 3072);
   EXPECT_EQ(moe.active_routed_experts, 1536);
   EXPECT_EQ(moe.total(), 5468);
@@ -320,7 +322,9 @@ TEST(ParamsTest, MlaWithoutQueryCompression) {
 TEST(ParamsTest, DeepseekV3MtpModule) {
   ParamCounts counts = count_preset("DeepSeek-V3");
   const int64_t h = 7168;
-  EXPECT_EQ(counts.layers[3].router, 256 * h + 256);  // gate + e_score_correction_bias
+  EXPECT_EQ(counts.layers[3].router, 256 * h);  // the gate; e_score_correction_bias is a buffer
+  EXPECT_EQ(counts.layers[3].buffers, 256);
+  EXPECT_EQ(counts.buffers, 58 * 256);  // the Hub total counts them, model.parameters() not
   EXPECT_EQ(counts.mtp_layer.total(), counts.layers.back().total());
   EXPECT_EQ(counts.mtp_extra, 3 * h + 2 * h * h);
   // 11507286272 + 102781952: MTP is trained but not part of the 671B Hub total.

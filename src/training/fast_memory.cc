@@ -18,7 +18,7 @@ namespace {
 
 bool same_params(const LayerParams& a, const LayerParams& b) {
   return a.attention == b.attention && a.attention_replicated == b.attention_replicated &&
-         a.norms == b.norms && a.mlp == b.mlp && a.router == b.router &&
+         a.norms == b.norms && a.mlp == b.mlp && a.router == b.router && a.buffers == b.buffers &&
          a.routed_experts == b.routed_experts && a.active_routed_experts == b.active_routed_experts;
 }
 

@@ -1,10 +1,12 @@
 // The measured datasets as validation rows, one file each: Megatron-LM's functional tests
-// (megatron_rows.cc), the Ultra-Scale Playbook sweep (ultrascale_rows.cc) and torchtitan's
-// published benchmarks (torchtitan_rows.cc). validation.cc summarises them.
+// (megatron_rows.cc), the Ultra-Scale Playbook sweep (ultrascale_rows.cc), torchtitan's
+// published benchmarks (torchtitan_rows.cc) and the PyTorch reference (reference_rows.cc,
+// reference_params.cc). validation.cc summarises them; accuracy_gate.cc holds the targets.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -50,5 +52,24 @@ NoiseFloor ultrascale_noise_floor(const std::vector<CsvRow>& ran);
 // same reader as the CLI, with torchtitan's conventions; the figure is peak reserved, max over
 // ranks.
 void add_torchtitan_rows(const std::vector<CsvRow>& runs, ValidationReport& report);
+
+// The PyTorch reference (data/measurements/pytorch_reference.json, compiled in), parsed.
+Result<nlohmann::json> reference_dataset();
+
+// Its rows (reference_rows.cc): each row's settings through the same reader as the CLI, the
+// measured rank's stage compared on peak allocated (tensors only: no GEMM workspaces), the
+// forward/backward and optimizer-step phases, and the categories at the peak; rows out of target
+// skipped with their note.
+void add_reference_rows(const nlohmann::json& data, ValidationReport& report);
+
+// Its presets' parameter counts against count_parameters, part by part (reference_params.cc).
+void add_reference_parameter_counts(const nlohmann::json& data, ValidationReport& report);
+
+// Summaries per dataset and quantity, and the targets with the gate's committed figures
+// (accuracy_gate.cc). Needs the rows, the fit confusion and the Ultra-Scale noise floor.
+void add_summaries_and_targets(ValidationReport& report);
+
+// The targets that are open: not met yet, held to a committed figure (accuracy_gate.cc).
+std::vector<std::string> committed_target_names();
 
 }  // namespace vramplan::dataset_rows

@@ -69,9 +69,18 @@ void add_ultrascale_rows(const std::vector<CsvRow>& ran, const std::vector<CsvRo
       continue;
     }
     const Verdict verdict = fit_on(*h100, est->peak.device_bytes).verdict;
-    report.rows.push_back({"ultrascale", layout_id(r), r["model"], "reported", measured,
-                           rank0_reserved_gib(*est), std::string(verdict_name(verdict)), false,
-                           ""});
+    ValidationRow row{"ultrascale",
+                      layout_id(r),
+                      r["model"],
+                      "reported",
+                      measured,
+                      rank0_reserved_gib(*est),
+                      std::string(verdict_name(verdict)),
+                      false,
+                      ""};
+    // The gate reports the pp = 1, tp >= 8 two-regime group apart (accuracy_gate.cc).
+    row.facets = {{"tp", r["tp"]}, {"pp", r["pp"]}};
+    report.rows.push_back(std::move(row));
     FitConfusion& f = report.fit;
     (verdict == Verdict::kFits    ? f.ran_fits
      : verdict == Verdict::kTight ? f.ran_tight

@@ -19,56 +19,6 @@ namespace {
 
 using namespace dataset_rows;
 
-DatasetSummary summarise(const ValidationReport& report, const std::string& dataset,
-                         const std::string& quantity, bool llm_only) {
-  DatasetSummary s{dataset, quantity, 0, 0, 0, 0, 0};
-  std::vector<double> abs_errors, errors;
-  for (const ValidationRow& row : report.rows) {
-    if (row.dataset != dataset || row.quantity != quantity) continue;
-    if (llm_only && row.group != "gpt" && row.group != "moe") continue;
-    if (row.skipped) {
-      ++s.skipped;
-      continue;
-    }
-    errors.push_back(row.error_pct());
-    abs_errors.push_back(std::fabs(row.error_pct()));
-  }
-  std::sort(abs_errors.begin(), abs_errors.end());
-  std::sort(errors.begin(), errors.end());
-  s.rows = static_cast<int>(errors.size());
-  s.median_abs_pct = percentile(abs_errors, 0.5);
-  s.p90_abs_pct = percentile(abs_errors, 0.9);
-  s.bias_pct = percentile(errors, 0.5);
-  return s;
-}
-
-void add_summaries_and_targets(ValidationReport& report) {
-  const DatasetSummary static_mem = summarise(report, "megatron", "static allocated", true);
-  const DatasetSummary peak = summarise(report, "megatron", "peak allocated", true);
-  const DatasetSummary reported = summarise(report, "ultrascale", "reported", false);
-  report.summaries = {static_mem, peak, reported,
-                      summarise(report, "torchtitan", "peak reserved", false)};
-  const FitConfusion& f = report.fit;
-  const int ran = f.ran_fits + f.ran_tight + f.ran_oom;
-  const int crashed = f.crashed_fits + f.crashed_tight + f.crashed_oom;
-  const double ran_fit_pct = ran ? 100.0 * (f.ran_fits + f.ran_tight) / ran : 0;
-  const double crashed_flagged_pct =
-      crashed ? 100.0 * (f.crashed_tight + f.crashed_oom) / crashed : 0;
-  report.targets = {
-      {"Megatron static memory, median |error| %", static_mem.median_abs_pct, 3, true},
-      {"Megatron peak allocated, median |error| %", peak.median_abs_pct, 5, true},
-      {"Megatron peak allocated, p90 |error| %", peak.p90_abs_pct, 10, true},
-      {"Ultra-Scale reported memory, median |error| %", reported.median_abs_pct, 5, true},
-      {"Ultra-Scale reported memory, p90 |error| %", reported.p90_abs_pct, 10, true},
-      {"Ultra-Scale runs that ran predicted to fit, %", ran_fit_pct, 97, false},
-      {"Ultra-Scale crashed runs flagged tight or oom, %", crashed_flagged_pct, 80, false},
-  };
-}
-
-}  // namespace
-
-namespace {
-
 bool llm_row(const ValidationRow& r) { return r.group == "gpt" || r.group == "moe"; }
 
 ErrorSpread spread(std::vector<double> errors, std::string basis) {
@@ -141,8 +91,12 @@ Result<ValidationReport> validate_measurements() {
   add_megatron_rows(*megatron, *args_of, report);
   add_ultrascale_rows(*ran, *crashed, report);
   add_torchtitan_rows(*torchtitan, report);
-  add_summaries_and_targets(report);
+  Result<nlohmann::json> reference = reference_dataset();
+  if (!reference) return reference.error();
+  add_reference_rows(*reference, report);
+  add_reference_parameter_counts(*reference, report);
   report.ultrascale_noise = ultrascale_noise_floor(*ran);
+  add_summaries_and_targets(report);
   return report;
 }
 

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+
+#include "validation/dataset_rows.h"
 
 namespace vramplan {
 namespace {
@@ -18,15 +21,21 @@ const ValidationReport& report() {
 
 TEST(Validation, EveryMeasuredRowIsComparedOrVisiblySkipped) {
   // 116 Megatron rows × 2 quantities + 1,758 Ultra-Scale runs + 1,529 crashed runs.
-  // ... + 18 published torchtitan runs.
-  EXPECT_EQ(report().rows.size(), 116u * 2 + 1758 + 1529 + 18);
+  // ... + 18 published torchtitan runs + 513 PyTorch reference rows × 7 quantities (peak, two
+  // phases, four categories).
+  EXPECT_EQ(report().rows.size(), 116u * 2 + 1758 + 1529 + 18 + 513 * 7);
   for (const ValidationRow& row : report().rows) {
     if (row.skipped) {
       EXPECT_FALSE(row.reason.empty()) << row.id;
       continue;
     }
     EXPECT_TRUE(std::isfinite(row.predicted_gib)) << row.id;
-    EXPECT_GT(row.predicted_gib, 0) << row.id;
+    // A category at the peak (measured against the peak, basis_gib) may be 0: no gradients yet.
+    if (row.basis_gib > 0) {
+      EXPECT_GE(row.predicted_gib, 0) << row.id;
+    } else {
+      EXPECT_GT(row.predicted_gib, 0) << row.id;
+    }
   }
 }
 
@@ -157,33 +166,53 @@ TEST(Validation, TheUltraScaleNoiseFloorComesFromRunsThatMustAgree) {
   EXPECT_NEAR(n.p90_abs_pct, 10.2, 0.1);  // the p90 target sits at the data's own floor
 }
 
-// A ratchet at or inside the targets where they are met, and at today's figure for the
-// two Ultra-Scale ones that are not: accuracy may only improve. Tighten these whenever
-// docs/accuracy.md improves; validate --check holds the targets themselves.
-TEST(Validation, AccuracyDoesNotRegress) {
-  const std::pair<const char*, double> ceilings[] = {
+// The gate CI holds (validate --check): every target is met, or open and no worse than the
+// figure committed for it. The targets are the issues' (docs/accuracy.md); they are written out
+// here a second time so that moving one to pass shows up as a failing test, not a quiet edit.
+TEST(Validation, TheAccuracyGateHoldsEveryTarget) {
+  const std::pair<const char*, double> goals[] = {
       {"Megatron static memory, median |error| %", 3.0},
-      {"Megatron peak allocated, median |error| %", 3.0},
+      {"Megatron peak allocated, median |error| %", 5.0},
       {"Megatron peak allocated, p90 |error| %", 10.0},
-      {"Ultra-Scale reported memory, median |error| %", 6.8},
-      {"Ultra-Scale reported memory, p90 |error| %", 26.4}};
-  for (const auto& [name, ceiling] : ceilings) {
+      {"torchtitan published peak reserved, median |error| %", 5.0},
+      {"torchtitan published peak reserved, p90 |error| %", 10.0},
+      {"Ultra-Scale reported memory (pp > 1 or tp <= 4), median |error| %", 5.0},
+      {"Ultra-Scale reported memory (pp > 1 or tp <= 4), p90 |error| %", 15.3},  // 1.5 × floor
+      {"Ultra-Scale runs that ran predicted to fit, %", 97.0},
+      {"Ultra-Scale crashed runs flagged tight or oom, %", 80.0},
+      {"PyTorch reference peak allocated, median |error| %", 1.0},
+      {"PyTorch reference peak allocated, p90 |error| %", 3.0},
+      {"PyTorch reference parameters at peak, p90 |error| % of peak", 2.0},
+      {"PyTorch reference gradients at peak, p90 |error| % of peak", 2.0},
+      {"PyTorch reference optimizer states at peak, p90 |error| % of peak", 2.0},
+      {"PyTorch reference activations + temporaries at peak, p90 |error| % of peak", 2.0}};
+  ASSERT_EQ(report().targets.size(), std::size(goals));
+  for (const auto& [name, goal] : goals) {
     bool seen = false;
     for (const AccuracyTarget& t : report().targets) {
       if (t.name != name) continue;
       seen = true;
-      EXPECT_LE(t.value, ceiling) << name;
+      EXPECT_DOUBLE_EQ(t.target, goal) << name;
+      EXPECT_TRUE(t.passes()) << name << ": " << t.value << " against the target " << t.target
+                              << (t.open() ? " and the committed " + std::to_string(t.committed)
+                                           : std::string(" (not open: it must be met)"));
     }
     EXPECT_TRUE(seen) << name;
   }
+}
+
+// An open target's committed figure names a real target that is still not met: once it is
+// met the figure goes, so the gate holds the target itself from then on.
+TEST(Validation, OnlyUnmetTargetsAreOpen) {
+  std::set<std::string> names;
   for (const AccuracyTarget& t : report().targets) {
-    if (t.name == "Ultra-Scale runs that ran predicted to fit, %") {
-      EXPECT_GE(t.value, 99.0);
-    }
-    if (t.name == "Ultra-Scale crashed runs flagged tight or oom, %") {
-      EXPECT_GE(t.value, 87.5);
+    names.insert(t.name);
+    if (t.open()) {
+      EXPECT_FALSE(t.met()) << t.name << " is met: delete its committed figure";
     }
   }
+  for (const std::string& name : dataset_rows::committed_target_names())
+    EXPECT_TRUE(names.count(name)) << name << " is not a target";
 }
 
 }  // namespace

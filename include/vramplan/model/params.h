@@ -16,13 +16,21 @@ struct LayerParams {
                                      // down projections, attention sinks
   int64_t norms = 0;                 // the layer's own norms (replicated)
   int64_t mlp = 0;             // dense MLP, or the shared experts of an MoE layer (TP-sharded)
-  int64_t router = 0;          // MoE router weights, biases, correction bias (replicated)
+  int64_t router = 0;          // MoE router weights and biases (replicated)
   int64_t routed_experts = 0;  // all E routed experts (sharded by EP·expert-TP)
   int64_t active_routed_experts = 0;  // the top-k experts a token uses
+  // Checkpoint tensors the model class registers as buffers, not parameters: DeepSeek-V3's
+  // e_score_correction_bias (transformers' DeepSeek-V3 router: register_buffer). Part of the Hub
+  // total; updated by the load balancer, not by gradients, so no gradient or optimizer state;
+  // its E values per layer (a few KiB) are left out of the memory rows.
+  int64_t buffers = 0;
 
+  // The Hub total: every tensor of the checkpoint, buffers included.
   int64_t total() const {
-    return attention + attention_replicated + norms + mlp + router + routed_experts;
+    return attention + attention_replicated + norms + mlp + router + routed_experts + buffers;
   }
+  // What the model class holds as parameters (model.parameters()).
+  int64_t parameters() const { return total() - buffers; }
   int64_t dense() const { return total() - routed_experts; }  // everything but routed experts
 };
 
@@ -44,9 +52,10 @@ struct ParamCounts {
   int64_t mtp_extra = 0;
   int64_t mtp_total = 0;  // all MTP modules together
 
-  int64_t total = 0;   // the Hub total: embedding + positions + lm_head + final norm + layers
-  int64_t active = 0;  // per token: total minus the routed experts a token does not use
-                       // (includes the input embedding)
+  int64_t total = 0;    // the Hub total: embedding + positions + lm_head + final norm + layers
+  int64_t buffers = 0;  // of which buffers, not parameters (LayerParams::buffers)
+  int64_t active = 0;   // per token: total minus the routed experts a token does not use
+                        // (includes the input embedding)
   std::vector<ParamComponent> breakdown;  // sums to total (MTP listed apart)
 };
 
