@@ -49,6 +49,35 @@ void drop_replaced(json& from_file, const json& given, Imported& imported) {
   }
 }
 
+// plan compares layouts at one global batch: the file's gradient accumulation, with its
+// micro-batch and world size, is the global batch it trains with.
+void global_batch_for_plan(json& merged, const json& given, Imported& imported) {
+  if (!merged.contains("grad_accum") || given.contains("grad_accum")) return;
+  const json accum = merged["grad_accum"];
+  merged.erase("grad_accum");
+  const std::string key = imported.key_of_setting["grad_accum"];
+  if (merged.contains("global_batch") || given.contains("global_batch")) {
+    imported.ignored.push_back({key, accum.dump(), "plan keeps the global batch given"});
+    return;
+  }
+  const json gpus = given.contains("gpus") ? given["gpus"] : merged.value("gpus", json());
+  const json micro =
+      given.contains("micro_batch") ? given["micro_batch"] : merged.value("micro_batch", json(1));
+  if (!gpus.is_number_integer() || !micro.is_number_integer() || !accum.is_number_integer()) {
+    imported.ignored.push_back(
+        {key, accum.dump(), "plan needs the global batch: give --global-batch (or --gpus)"});
+    return;
+  }
+  const int64_t global = micro.get<int64_t>() * accum.get<int64_t>() * gpus.get<int64_t>();
+  merged["global_batch"] = global;
+  imported.key_of_setting["global_batch"] = key;
+  imported.understood.push_back(
+      {key, accum.dump(),
+       fmt::format("global_batch = {} (micro-batch {} × {} steps × {} GPUs: plan compares layouts "
+                   "at this global batch)",
+                   global, micro.get<int64_t>(), accum.get<int64_t>(), gpus.get<int64_t>())});
+}
+
 }  // namespace
 
 std::span<const ImportFormat> import_formats() {
@@ -66,10 +95,11 @@ const ImportFormat* detect_import_format(std::string_view text) {
   return h ? &h->format : nullptr;
 }
 
-Result<Imported> import_config(std::string_view text, std::string_view format) {
+Result<Imported> import_config(std::string_view text, std::string_view format, const json& beside) {
   if (text.size() > kMaxFromBytes)
     return Error{"from", fmt::format("{} bytes", text.size()), "at most 1 MiB of text", "too long"};
-  const Document doc = interop::read_document(text);
+  Document doc = interop::read_document(text);
+  doc.beside = &beside;
   const FormatHandler* h = nullptr;
   if (!format.empty()) {
     h = handler_named(format);
@@ -97,7 +127,10 @@ Result<SettingsWithImport> apply_from(const json& settings, ImportFor use) {
       return Error{"from_format", settings["from_format"].dump(), format_names(), ""};
     format = settings["from_format"].get<std::string>();
   }
-  Result<Imported> result = import_config(from.get<std::string>(), format);
+  json given = settings;
+  given.erase("from");
+  given.erase("from_format");
+  Result<Imported> result = import_config(from.get<std::string>(), format, given);
   if (!result) return result.error();
   Imported imported = std::move(result).value();
   const ImportFormat* f = nullptr;
@@ -109,11 +142,9 @@ Result<SettingsWithImport> apply_from(const json& settings, ImportFor use) {
                  fmt::format("a {} config for this command", kind_name(wanted)),
                  fmt::format("it is a {} config ({})", kind_name(f->kind), f->what)};
   json merged = imported.settings;
-  json given = settings;
-  given.erase("from");
-  given.erase("from_format");
   drop_replaced(merged, given, imported);
   if (use == ImportFor::kPlan) {
+    global_batch_for_plan(merged, given, imported);
     // The planner searches the layout: the file's layout is listed, not fixed.
     for (const char* key : kPlanLayoutKeys) {
       if (!merged.contains(key) || given.contains(key)) continue;

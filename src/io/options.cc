@@ -11,7 +11,7 @@ using K = OptionKind;
 
 // The names of import_formats() (vramplan/interop/import.h; options_test.cc checks they agree).
 constexpr const char* kImportFormatNames =
-    "megatron-yaml, megatron, torchtune, accelerate, deepspeed, hf-trainer";
+    "megatron-yaml, megatron, torchtune, axolotl, accelerate, deepspeed, hf-trainer";
 
 // The training scenario: `estimate`, `roofline`, `plan`, POST /api/estimate and /api/sweep.
 constexpr OptionSpec kOptions[] = {
