@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "interop/hf_emit/hf_emitters.h"
 #include "interop/megatron/megatron_emit.h"
+#include "interop/torchtune/torchtune_emit.h"
 #include "vramplan/model/presets.h"
 
 namespace vramplan {
@@ -13,6 +15,20 @@ const EmitHandler kHandlers[] = {
     {{"megatron", ImportKind::kTraining,
       "a Megatron-LM launch script (torchrun ... pretrain_gpt.py with the run's arguments)"},
      emit_megatron,
+     nullptr},
+    {{"deepspeed", ImportKind::kTraining,
+      "a DeepSpeed run of the HF Trainer (a script writing ds_config.json, then deepspeed "
+      "--num_gpus N train.py with the Trainer's arguments)"},
+     hf_emit::emit_deepspeed,
+     nullptr},
+    {{"accelerate", ImportKind::kTraining,
+      "an accelerate run of the HF Trainer (a script writing the accelerate config, then "
+      "accelerate launch train.py with the Trainer's arguments)"},
+     hf_emit::emit_accelerate,
+     nullptr},
+    {{"torchtune", ImportKind::kTraining,
+      "a torchtune recipe config (its tune run line in the header comment)"},
+     torchtune::emit_torchtune,
      nullptr},
 };
 
