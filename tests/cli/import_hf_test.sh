@@ -94,6 +94,11 @@ expect_exit 0
 expect_json "d['gpus'] == 8 and d['imported']['format'] == 'deepspeed'"
 expect_json "any(k['key'] == 'zero_optimization.stage' and 'plan searches zero' in k['reason'] for k in d['imported']['ignored'])"
 
+run plan --from "$FIXTURES/hf/run_clm_args.txt" --gpus 4 --top 1 --format json
+expect_exit 0
+expect_json "d['global_batch'] == 64"
+expect_json "any(k['key'] == '--gradient_accumulation_steps' and 'global_batch = 64' in k['setting'] for k in d['imported']['understood'])"
+
 case_name "--from-format names the format"
 run estimate --from "$FIXTURES/hf/run_clm_args.txt" --from-format hf-trainer --format json
 expect_exit 0
