@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "interop/formats.h"
+#include "interop/import_builder.h"
 #include "vramplan/plan/planner.h"
 
 namespace vramplan {
@@ -60,22 +61,28 @@ void global_batch_for_plan(json& merged, const json& given, Imported& imported) 
     imported.ignored.push_back({key, accum.dump(), "plan keeps the global batch given"});
     return;
   }
-  const json gpus = given.contains("gpus") ? given["gpus"] : merged.value("gpus", json());
-  const json micro =
-      given.contains("micro_batch") ? given["micro_batch"] : merged.value("micro_batch", json(1));
-  if (!gpus.is_number_integer() || !micro.is_number_integer() || !accum.is_number_integer()) {
+  // Typed or text (the CLI gives text), as the settings are read.
+  auto count = [](const json& v) -> int64_t {
+    Result<int64_t> n = interop::integer_value("", v);
+    return n && *n > 0 && *n <= (int64_t{1} << 24) ? *n : 0;
+  };
+  const int64_t gpus = count(given.contains("gpus") ? given["gpus"] : merged.value("gpus", json()));
+  const int64_t micro = count(given.contains("micro_batch") ? given["micro_batch"]
+                                                            : merged.value("micro_batch", json(1)));
+  const int64_t steps = count(accum);
+  if (gpus == 0 || micro == 0 || steps == 0) {
     imported.ignored.push_back(
         {key, accum.dump(), "plan needs the global batch: give --global-batch (or --gpus)"});
     return;
   }
-  const int64_t global = micro.get<int64_t>() * accum.get<int64_t>() * gpus.get<int64_t>();
+  const int64_t global = micro * steps * gpus;
   merged["global_batch"] = global;
   imported.key_of_setting["global_batch"] = key;
   imported.understood.push_back(
       {key, accum.dump(),
        fmt::format("global_batch = {} (micro-batch {} × {} steps × {} GPUs: plan compares layouts "
                    "at this global batch)",
-                   global, micro.get<int64_t>(), accum.get<int64_t>(), gpus.get<int64_t>())});
+                   global, micro, steps, gpus)});
 }
 
 }  // namespace
