@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "interop/hf_emit/hf_emitters.h"
 #include "interop/megatron/megatron_emit.h"
 #include "interop/serving/serving_emit.h"
 #include "interop/torchtitan/torchtitan_emit.h"
+#include "interop/torchtune/torchtune_emit.h"
 #include "vramplan/model/presets.h"
 
 namespace vramplan {
@@ -28,6 +30,20 @@ const EmitHandler kHandlers[] = {
       "an SGLang launch command (python3 -m sglang.launch_server with the run's flags)"},
      nullptr,
      emit_sglang},
+    {{"deepspeed", ImportKind::kTraining,
+      "a DeepSpeed run of the HF Trainer (a script writing ds_config.json, then deepspeed "
+      "--num_gpus N train.py with the Trainer's arguments)"},
+     hf_emit::emit_deepspeed,
+     nullptr},
+    {{"accelerate", ImportKind::kTraining,
+      "an accelerate run of the HF Trainer (a script writing the accelerate config, then "
+      "accelerate launch train.py with the Trainer's arguments)"},
+     hf_emit::emit_accelerate,
+     nullptr},
+    {{"torchtune", ImportKind::kTraining,
+      "a torchtune recipe config (its tune run line in the header comment)"},
+     torchtune::emit_torchtune,
+     nullptr},
 };
 
 // The formats of one kind ("none yet" while a kind has no writer).

@@ -1,10 +1,13 @@
 #include "interop/formats.h"
 
+#include "interop/axolotl/axolotl_config.h"
+#include "interop/hf/hf_formats.h"
 #include "interop/megatron/megatron_import.h"
 #include "interop/megatron/megatron_recipe.h"
 #include "interop/serving/serving_import.h"
 #include "interop/structured_text.h"
 #include "interop/torchtitan/torchtitan_import.h"
+#include "interop/torchtune/torchtune_format.h"
 
 namespace vramplan::interop {
 namespace {
@@ -107,6 +110,29 @@ const FormatHandler kHandlers[] = {
       "SGLang launch command or script (python -m sglang.launch_server --model-path ...)"},
      sglang_command,
      read_sglang_command},
+    {{"torchtune", ImportKind::kTraining,
+      "torchtune recipe config YAML (model._component_ ...), or a tune run script"},
+     torchtune::recognises_torchtune,
+     torchtune::read_torchtune},
+    {{"axolotl", ImportKind::kTraining,
+      "axolotl config YAML (base_model, adapter, micro_batch_size ...)"},
+     axolotl::recognises_axolotl,
+     axolotl::read_axolotl},
+    {{"accelerate", ImportKind::kTraining,
+      "accelerate config YAML (distributed_type, fsdp_config, mixed_precision), or an "
+      "accelerate launch script"},
+     hf::recognises_accelerate,
+     hf::read_accelerate},
+    {{"deepspeed", ImportKind::kTraining,
+      "DeepSpeed config JSON (zero_optimization ...), or a deepspeed launch script with its HF "
+      "TrainingArguments"},
+     hf::recognises_deepspeed,
+     hf::read_deepspeed},
+    {{"hf-trainer", ImportKind::kTraining,
+      "Hugging Face TrainingArguments (JSON, YAML or a --flag list), or a torchrun / python "
+      "launch of a Trainer script"},
+     hf::recognises_hf_trainer,
+     hf::read_hf_trainer},
 };
 
 }  // namespace

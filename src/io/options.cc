@@ -12,7 +12,7 @@ using K = OptionKind;
 // The names of import_formats() (vramplan/interop/import.h; options_test.cc checks they agree).
 constexpr const char* kImportFormatNames =
     "megatron-yaml, megatron-recipe, torchtitan, torchtitan-command, megatron-overrides, megatron, "
-    "vllm, sglang";
+    "vllm, sglang, torchtune, axolotl, accelerate, deepspeed, hf-trainer";
 
 // The training scenario: `estimate`, `roofline`, `plan`, POST /api/estimate and /api/sweep.
 constexpr OptionSpec kOptions[] = {
@@ -52,6 +52,10 @@ constexpr OptionSpec kOptions[] = {
     {"micro_batch", K::kInteger, "training", "1", "sequences per microbatch b", ""},
     {"global_batch", K::kInteger, "training", "micro_batch·dp (·2·pp with pipelining)",
      "sequences per optimizer step; sets the microbatch count", ""},
+    {"grad_accum", K::kInteger, "training", "global_batch/(micro_batch·dp)",
+     "gradient accumulation steps (microbatches per optimizer step on each data-parallel rank, "
+     "HF gradient_accumulation_steps): sets global_batch = micro_batch·grad_accum·dp",
+     ""},
     {"recompute", K::kChoice, "training", "none",
      "activation recomputation: selective recomputes attention (Megatron), selective-op keeps "
      "every other matmul output (torchtitan's op-level policy), full keeps layer inputs",
@@ -169,6 +173,14 @@ constexpr OptionSpec kOptions[] = {
     {"zero3_live_params", K::kInteger, "framework", "0 (1,000,000,000: deepspeed)",
      "ZeRO-3 parameters kept gathered (DeepSpeed stage3_max_live_parameters); 0 keeps only the "
      "unit in use and the prefetched ones",
+     ""},
+    {"comm_bucket_elements", K::kInteger, "framework", "0 (500,000,000: deepspeed)",
+     "DeepSpeed ZeRO's reduce/all-gather bucket in elements of the gradient dtype (your config's "
+     "reduce_bucket_size); 0: no bucket",
+     ""},
+    {"optimizer_foreach_temporaries", K::kBool, "framework", "false (true: hf-trainer)",
+     "torch's foreach (non-fused) AdamW allocates a state-sized temporary during the step (HF "
+     "optim adamw_torch); fused AdamW (adamw_torch_fused, DeepSpeed's) does not",
      ""},
     {"pipeline_keeps_stage_outputs", K::kBool, "framework",
      "false (true: nanotron, torchtitan, deepspeed)",

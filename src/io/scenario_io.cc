@@ -306,6 +306,12 @@ std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
   if (c.zero3_live_params < 0 || c.zero3_live_params > (int64_t{1} << 50))
     return Error{"zero3_live_params", std::to_string(c.zero3_live_params), "0 to 2^50 parameters",
                  ""};
+  if (auto e = r.integer("comm_bucket_elements", c.comm_bucket_elements)) return e;
+  if (c.comm_bucket_elements < 0 || c.comm_bucket_elements > (int64_t{1} << 40))
+    return Error{"comm_bucket_elements", std::to_string(c.comm_bucket_elements),
+                 "0 to 2^40 elements", ""};
+  if (auto e = r.boolean("optimizer_foreach_temporaries", c.optimizer_foreach_temporaries))
+    return e;
   if (auto e = r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs)) return e;
   if (auto e = r.boolean("mha_keeps_packed_qkv", c.mha_keeps_packed_qkv)) return e;
   if (auto e = r.boolean("sp_saves_gathered_inputs", c.sp_saves_gathered_inputs)) return e;
@@ -346,21 +352,43 @@ std::optional<Error> read_hardware(const SettingReader& r, ResolvedScenario& out
   return std::nullopt;
 }
 
+// Gradient accumulation steps make the global batch: micro_batch·grad_accum·dp (a global batch
+// given beside them must agree).
+std::optional<Error> batch_from_accumulation(const SettingReader& r, Training& tr,
+                                             const Parallelism& par, bool sane) {
+  if (!r.has("grad_accum")) return std::nullopt;
+  int64_t accum = 1;
+  if (auto e = r.integer("grad_accum", accum)) return e;
+  if (accum < 1 || accum > (1 << 20))
+    return Error{"grad_accum", std::to_string(accum), "an integer from 1 to 1,048,576", ""};
+  if (!sane) return std::nullopt;  // validation names the micro-batch or layout
+  const int64_t implied = tr.micro_batch * accum * par.dp;
+  if (r.has("global_batch") && tr.global_batch != implied)
+    return Error{"grad_accum", std::to_string(accum),
+                 "global_batch / (micro_batch·dp), or leave one of them out",
+                 fmt::format("global_batch = {} but micro_batch·grad_accum·dp = {}·{}·{} = {}",
+                             tr.global_batch, tr.micro_batch, accum, par.dp, implied)};
+  tr.global_batch = implied;
+  return std::nullopt;
+}
+
 // Without a global batch, a step is one microbatch per rank, or enough microbatches to fill the
 // pipeline twice; the user is told which.
-void default_batch(ResolvedScenario& out) {
+std::optional<Error> default_batch(const SettingReader& r, ResolvedScenario& out) {
   Training& tr = out.scenario.training;
   const Parallelism& par = out.scenario.parallel;
   // Out-of-range inputs are left for validation to name; multiplying them could overflow.
   const bool sane = tr.micro_batch > 0 && tr.micro_batch <= (1 << 20) && par.dp > 0 &&
                     par.dp <= (1 << 24) && par.pp > 0 && par.pp <= (1 << 20);
-  if (tr.global_batch > 0 || !sane) return;
+  if (auto e = batch_from_accumulation(r, tr, par, sane)) return e;
+  if (tr.global_batch > 0 || !sane) return std::nullopt;
   tr.global_batch = default_global_batch(out.scenario.parallel, tr.micro_batch);
   if (out.scenario.parallel.pp > 1)
     out.warnings.push_back(fmt::format(
         "global_batch not given: assumed {} sequences ({} microbatches per step) to fill the "
         "pipeline",
         tr.global_batch, tr.global_batch / (tr.micro_batch * out.scenario.parallel.dp)));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -381,7 +409,7 @@ Result<ResolvedScenario> resolve_settings(const json& settings, const FileReader
   if (auto e = read_training(r, out.scenario.training)) return *e;
   if (auto e = read_finetune_settings(settings, out.scenario)) return *e;
   if (auto e = read_parallel(r, out.scenario.parallel)) return *e;
-  default_batch(out);
+  if (auto e = default_batch(r, out)) return *e;
   if (auto e = read_conventions(r, out.scenario.conventions)) return *e;
   if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
   if (auto e = read_hardware(r, out)) return *e;

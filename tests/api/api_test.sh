@@ -93,6 +93,22 @@ estimate_matches custom '{"hidden_size": 2048, "num_layers": 16, "num_heads": 16
 estimate_matches inline "{\"model_config\": $(cat "$VRAMPLAN_SOURCE_DIR/data/models/gpt2.json"),
   \"micro_batch\": 4}"
 
+case_name "estimate from a framework's config: the text in \"from\""
+python3 -c 'import json, sys
+print(json.dumps({"from": open(sys.argv[1]).read(), "model": "Llama-3.1-8B", "gpus": sys.argv[2]}))' \
+  "$VRAMPLAN_SOURCE_DIR/tests/fixtures/imports/deepspeed/ds_config_zero2.json" 8 \
+  >"$TEST_TMP/from.json"
+request POST /api/estimate "$TEST_TMP/from.json"
+expect_status 200
+expect_json "d['imported']['format'] == 'deepspeed' and d['scenario']['parallel']['zero'] == 2"
+expect_json "any(k['key'] == 'zero_optimization.reduce_bucket_size' for k in d['imported']['understood'])"
+python3 -c 'import json, sys
+print(json.dumps({"from": open(sys.argv[1]).read(), "model": "Llama-3.1-8B", "gpus": sys.argv[2]}))' \
+  "$VRAMPLAN_SOURCE_DIR/tests/fixtures/imports/deepspeed/ds_config_zero2.json" 16 \
+  >"$TEST_TMP/from_bad.json"
+request POST /api/estimate "$TEST_TMP/from_bad.json"
+expect_error 400 train_batch_size
+
 case_name "plan = CLI: vramplan plan --format json"
 # On one thread the search is deterministic but for its timing (stats.seconds).
 printf '%s' '{"model": "Llama-3.1-8B", "gpus": 16, "gpu": "h100-80gb", "seq_len": 4096,
