@@ -52,10 +52,13 @@ bool two_regime_group(const ValidationRow& r) {
 }
 
 // The reference's quantities, in the order the reports list them.
-constexpr const char* kReferenceQuantities[] = {
-    "peak allocated",     "forward/backward allocated", "optimizer step allocated",
-    "parameters at peak", "gradients at peak",          "optimizer states at peak",
-    "activations + temporaries at peak"};
+constexpr const char* kReferenceQuantities[] = {"peak allocated",
+                                                "forward/backward allocated",
+                                                "optimizer step allocated",
+                                                "parameters at peak",
+                                                "gradients at peak",
+                                                "optimizer states at peak",
+                                                "activations + temporaries at peak"};
 
 // Figures committed for the targets not met yet (value as `vramplan validate` printed it when
 // the target was opened or last improved). Lower one when the figure improves; delete it when
@@ -102,12 +105,11 @@ void add_summaries_and_targets(ValidationReport& report) {
   const DatasetSummary ultrascale_gated =
       summarise(report, "ultrascale", "reported", "reported (pp > 1 or tp <= 4)",
                 [](const ValidationRow& r) { return !two_regime_group(r); });
-  const DatasetSummary ultrascale_apart = summarise(
-      report, "ultrascale", "reported", "reported (pp = 1, tp >= 8)", two_regime_group);
+  const DatasetSummary ultrascale_apart =
+      summarise(report, "ultrascale", "reported", "reported (pp = 1, tp >= 8)", two_regime_group);
   const DatasetSummary torchtitan =
       summarise(report, "torchtitan", "peak reserved", "peak reserved", nullptr);
-  report.summaries = {static_mem,       peak, reported, ultrascale_gated, ultrascale_apart,
-                      torchtitan};
+  report.summaries = {static_mem, peak, reported, ultrascale_gated, ultrascale_apart, torchtitan};
   std::vector<DatasetSummary> reference;
   for (const char* quantity : kReferenceQuantities)
     reference.push_back(summarise(report, "pytorch-reference", quantity, quantity, nullptr));
@@ -126,8 +128,7 @@ void add_summaries_and_targets(ValidationReport& report) {
       target("Megatron static memory, median |error| %", static_mem.median_abs_pct, 3),
       target("Megatron peak allocated, median |error| %", peak.median_abs_pct, 5),
       target("Megatron peak allocated, p90 |error| %", peak.p90_abs_pct, 10),
-      target("torchtitan published peak reserved, median |error| %", torchtitan.median_abs_pct,
-             5),
+      target("torchtitan published peak reserved, median |error| %", torchtitan.median_abs_pct, 5),
       target("torchtitan published peak reserved, p90 |error| %", torchtitan.p90_abs_pct, 10),
       target("Ultra-Scale reported memory (pp > 1 or tp <= 4), median |error| %",
              ultrascale_gated.median_abs_pct, 5),
@@ -140,9 +141,9 @@ void add_summaries_and_targets(ValidationReport& report) {
   };
   // Each category at the peak within 2% of the peak, for 90% of the rows.
   for (size_t i = 3; i < reference.size(); ++i)
-    report.targets.push_back(target("PyTorch reference " + reference[i].quantity +
-                                        ", p90 |error| % of peak",
-                                    reference[i].p90_abs_pct, 2));
+    report.targets.push_back(
+        target("PyTorch reference " + reference[i].quantity + ", p90 |error| % of peak",
+               reference[i].p90_abs_pct, 2));
 }
 
 }  // namespace vramplan::dataset_rows

@@ -43,8 +43,8 @@ void check_modules(const std::string& preset, const std::string& layer_name,
       any_norm = true;
       continue;
     }
-    out.push_back({preset, layer_name + " " + module, count.get<int64_t>(),
-                   vramplan_module(layer, module)});
+    out.push_back(
+        {preset, layer_name + " " + module, count.get<int64_t>(), vramplan_module(layer, module)});
   }
   if (any_norm) out.push_back({preset, layer_name + " norms", norms, layer.norms});
 }
@@ -67,8 +67,8 @@ void check_preset(const nlohmann::json& p, std::vector<ParameterCountCheck>& out
   out.push_back({preset, "lm head", count_of(p, "lm_head"), counts.lm_head});
   out.push_back({preset, "other (final norm, positions)", count_of(p, "other"),
                  counts.final_norm + counts.position_embedding});
-  out.push_back({preset, "layers", count_of(p, "num_layers"),
-                 static_cast<int64_t>(counts.layers.size())});
+  out.push_back(
+      {preset, "layers", count_of(p, "num_layers"), static_cast<int64_t>(counts.layers.size())});
   // per_layer: runs of consecutive layers with the same count, each compared as one part when
   // vramplan's layers of the run agree with each other, else layer by layer.
   size_t first = 0;

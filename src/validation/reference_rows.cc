@@ -22,8 +22,8 @@ enum class Category { kParameters, kGradients, kOptimizerStates, kActivations, k
 
 struct CategoryName {
   Category category;
-  const char* quantity;            // the ValidationRow quantity
-  std::vector<const char*> keys;   // the reference's at_peak keys summed
+  const char* quantity;           // the ValidationRow quantity
+  std::vector<const char*> keys;  // the reference's at_peak keys summed
 };
 
 const std::vector<CategoryName>& categories() {
@@ -116,9 +116,8 @@ ValidationRow make_skipped(const RowContext& c, const std::string& quantity, dou
 // The quantities one reference row is compared on, measured (GiB) from its JSON.
 std::vector<std::pair<std::string, double>> measured_quantities(const nlohmann::json& row) {
   const nlohmann::json& phases = row.value("phase_peaks", nlohmann::json::object());
-  const double forward_backward =
-      std::max(gib_of(phases.value("forward", nlohmann::json())),
-               gib_of(phases.value("backward", nlohmann::json())));
+  const double forward_backward = std::max(gib_of(phases.value("forward", nlohmann::json())),
+                                           gib_of(phases.value("backward", nlohmann::json())));
   std::vector<std::pair<std::string, double>> out = {
       {"peak allocated", gib_of(row["peak_allocated_bytes"])},
       {"forward/backward allocated", forward_backward},
@@ -167,9 +166,9 @@ void add_reference_row(const nlohmann::json& row, ValidationReport& report) {
     skip_all("not a valid scenario: " + est.error().message());
     return;
   }
-  const StageEstimate* st = stage_of_rank(*est, row.value("rank", int64_t{0}),
-                                          row.value("world", int64_t{1}),
-                                          settings.value("pp", int64_t{1}));
+  const StageEstimate* st =
+      stage_of_rank(*est, row.value("rank", int64_t{0}), row.value("world", int64_t{1}),
+                    settings.value("pp", int64_t{1}));
   if (st == nullptr) {
     skip_all("no pipeline stage holds this rank");
     return;
