@@ -13,6 +13,7 @@
 #include "server/hub_access.h"
 #include "server/static_assets.h"
 #include "vramplan/interop/emit.h"
+#include "vramplan/interop/import.h"
 #include "vramplan/io/estimate_request.h"
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/inference_settings.h"
@@ -63,7 +64,17 @@ json split_choices(std::string_view text) {
   return choices;
 }
 
-json options_json(std::span<const OptionSpec> specs) {
+// The formats a view of this kind can read ("from") and write ("emit"): [{name, what}], so that a
+// client offers exactly the server's formats without a list of its own.
+template <typename Format>
+json formats_of(std::span<const Format> formats, ImportKind kind) {
+  json out = json::array();
+  for (const Format& f : formats)
+    if (f.kind == kind) out.push_back({{"name", f.name}, {"what", f.what}});
+  return out;
+}
+
+json options_json(std::span<const OptionSpec> specs, ImportKind kind) {
   json options = json::array();
   for (const OptionSpec& o : specs) {
     options.push_back({{"key", o.key},
@@ -74,7 +85,10 @@ json options_json(std::span<const OptionSpec> specs) {
                        {"help", o.help},
                        {"choices", split_choices(o.choices)}});
   }
-  return {{"options", std::move(options)}};
+  return {
+      {"options", std::move(options)},
+      {"formats",
+       {{"from", formats_of(import_formats(), kind)}, {"emit", formats_of(emit_formats(), kind)}}}};
 }
 
 // Constant answers are built once (thread-safe static initialisation) and served as text.
@@ -107,7 +121,7 @@ Response handle_health(const Request& request) {
 }
 
 Response handle_options(const Request& request) {
-  static const json options = options_json(scenario_options());
+  static const json options = options_json(scenario_options(), ImportKind::kTraining);
   return json_response(options, 200, wants_pretty(request));
 }
 
@@ -153,7 +167,7 @@ Response handle_estimate(const Request& request) {
 }
 
 Response handle_infer_options(const Request& request) {
-  static const json options = options_json(inference_options());
+  static const json options = options_json(inference_options(), ImportKind::kServing);
   return json_response(options, 200, wants_pretty(request));
 }
 

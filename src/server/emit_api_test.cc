@@ -1,11 +1,15 @@
-// "emit" in POST /api/estimate, /api/infer and /api/plan, and "from" with a vLLM or SGLang
-// command on /api/infer, through the pure API layer.
+// "emit" in POST /api/estimate, /api/infer and /api/plan, "from" with a vLLM or SGLang command on
+// /api/infer, and the formats GET /api/options and /api/infer/options offer, through the pure API
+// layer.
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 
 #include "server/api.h"
 #include "server/emit_request.h"
+#include "vramplan/interop/emit.h"
+#include "vramplan/interop/import.h"
 
 namespace vramplan::server {
 namespace {
@@ -17,6 +21,13 @@ Response post(const std::string& path, const json& body) {
   request.method = "POST";
   request.path = path;
   request.body = body.dump();
+  return handle_request(request);
+}
+
+Response get(const std::string& path) {
+  Request request;
+  request.method = "GET";
+  request.path = path;
   return handle_request(request);
 }
 
@@ -74,6 +85,34 @@ TEST(EmitApi, ErrorsNameEmitOrTheCommandsFlag) {
   const Response bad = post("/api/infer", {{"from", "vllm serve Qwen/Qwen3-8B -tp two"}});
   EXPECT_EQ(bad.status, 400);
   EXPECT_EQ(field_of(bad), "-tp");
+}
+
+// The names of `formats` of `kind`, in order.
+template <typename Format>
+json names_of(std::span<const Format> formats, ImportKind kind) {
+  json names = json::array();
+  for (const Format& f : formats)
+    if (f.kind == kind) names.push_back(f.name);
+  return names;
+}
+
+json listed_names(const json& list) {
+  json names = json::array();
+  for (const json& f : list) {
+    EXPECT_FALSE(f.at("what").get<std::string>().empty()) << f;
+    names.push_back(f.at("name"));
+  }
+  return names;
+}
+
+TEST(EmitApi, OptionsListTheFormatsOfTheirKindToReadAndWrite) {
+  const json training = json::parse(get("/api/options").body).at("formats");
+  EXPECT_EQ(listed_names(training.at("from")), names_of(import_formats(), ImportKind::kTraining));
+  EXPECT_EQ(listed_names(training.at("emit")), names_of(emit_formats(), ImportKind::kTraining));
+  EXPECT_TRUE(training.at("emit").dump().find("\"megatron\"") != std::string::npos);
+  const json serving = json::parse(get("/api/infer/options").body).at("formats");
+  EXPECT_EQ(listed_names(serving.at("from")), names_of(import_formats(), ImportKind::kServing));
+  EXPECT_EQ(listed_names(serving.at("emit")), json({"vllm", "sglang"}));
 }
 
 }  // namespace
