@@ -178,7 +178,7 @@ case_name "an unknown format, and a serving format for training"
 run estimate --model Llama-3.1-8B --emit nonsense
 expect_exit 2
 expect_stderr_contains "--emit = nonsense"
-expect_stderr_contains "accepted: a training format: megatron, deepspeed, accelerate, torchtune"
+expect_stderr_contains "accepted: a training format: megatron, torchtitan, deepspeed, accelerate, torchtune"
 run infer --model Llama-3.1-8B --emit megatron
 expect_exit 2
 expect_stderr_contains "a serving format"
