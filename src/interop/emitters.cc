@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "interop/hf_emit/hf_emitters.h"
 #include "interop/megatron/megatron_emit.h"
+#include "interop/serving/serving_emit.h"
+#include "interop/torchtitan/torchtitan_emit.h"
+#include "interop/torchtune/torchtune_emit.h"
 #include "vramplan/model/presets.h"
 
 namespace vramplan {
@@ -13,6 +17,32 @@ const EmitHandler kHandlers[] = {
     {{"megatron", ImportKind::kTraining,
       "a Megatron-LM launch script (torchrun ... pretrain_gpt.py with the run's arguments)"},
      emit_megatron,
+     nullptr},
+    {{"torchtitan", ImportKind::kTraining,
+      "a torchtitan job config TOML (torchrun ... -m torchtitan.train --job.config_file)"},
+     emit_torchtitan,
+     nullptr},
+    {{"vllm", ImportKind::kServing,
+      "a vLLM launch command (vllm serve MODEL with the run's layout and memory flags)"},
+     nullptr,
+     emit_vllm},
+    {{"sglang", ImportKind::kServing,
+      "an SGLang launch command (python3 -m sglang.launch_server with the run's flags)"},
+     nullptr,
+     emit_sglang},
+    {{"deepspeed", ImportKind::kTraining,
+      "a DeepSpeed run of the HF Trainer (a script writing ds_config.json, then deepspeed "
+      "--num_gpus N train.py with the Trainer's arguments)"},
+     hf_emit::emit_deepspeed,
+     nullptr},
+    {{"accelerate", ImportKind::kTraining,
+      "an accelerate run of the HF Trainer (a script writing the accelerate config, then "
+      "accelerate launch train.py with the Trainer's arguments)"},
+     hf_emit::emit_accelerate,
+     nullptr},
+    {{"torchtune", ImportKind::kTraining,
+      "a torchtune recipe config (its tune run line in the header comment)"},
+     torchtune::emit_torchtune,
      nullptr},
 };
 

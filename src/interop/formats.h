@@ -18,6 +18,8 @@ struct Document {
   std::optional<nlohmann::json> json;  // a JSON object
   std::optional<nlohmann::json> yaml;  // a YAML mapping (not set when the text is JSON)
   std::optional<nlohmann::json> toml;  // a TOML table
+  // The settings given beside the text (an object; they win over what the text says).
+  const nlohmann::json* beside = nullptr;
 };
 
 Document read_document(std::string_view text);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "interop/formats.h"
+#include "interop/import_builder.h"
 #include "vramplan/plan/planner.h"
 
 namespace vramplan {
@@ -49,6 +50,41 @@ void drop_replaced(json& from_file, const json& given, Imported& imported) {
   }
 }
 
+// plan compares layouts at one global batch: the file's gradient accumulation, with its
+// micro-batch and world size, is the global batch it trains with.
+void global_batch_for_plan(json& merged, const json& given, Imported& imported) {
+  if (!merged.contains("grad_accum") || given.contains("grad_accum")) return;
+  const json accum = merged["grad_accum"];
+  merged.erase("grad_accum");
+  const std::string key = imported.key_of_setting["grad_accum"];
+  if (merged.contains("global_batch") || given.contains("global_batch")) {
+    imported.ignored.push_back({key, accum.dump(), "plan keeps the global batch given"});
+    return;
+  }
+  // Typed or text (the CLI gives text), as the settings are read.
+  auto count = [](const json& v) -> int64_t {
+    Result<int64_t> n = interop::integer_value("", v);
+    return n && *n > 0 && *n <= (int64_t{1} << 24) ? *n : 0;
+  };
+  const int64_t gpus = count(given.contains("gpus") ? given["gpus"] : merged.value("gpus", json()));
+  const int64_t micro = count(given.contains("micro_batch") ? given["micro_batch"]
+                                                            : merged.value("micro_batch", json(1)));
+  const int64_t steps = count(accum);
+  if (gpus == 0 || micro == 0 || steps == 0) {
+    imported.ignored.push_back(
+        {key, accum.dump(), "plan needs the global batch: give --global-batch (or --gpus)"});
+    return;
+  }
+  const int64_t global = micro * steps * gpus;
+  merged["global_batch"] = global;
+  imported.key_of_setting["global_batch"] = key;
+  imported.understood.push_back(
+      {key, accum.dump(),
+       fmt::format("global_batch = {} (micro-batch {} × {} steps × {} GPUs: plan compares layouts "
+                   "at this global batch)",
+                   global, micro, steps, gpus)});
+}
+
 }  // namespace
 
 std::span<const ImportFormat> import_formats() {
@@ -66,10 +102,11 @@ const ImportFormat* detect_import_format(std::string_view text) {
   return h ? &h->format : nullptr;
 }
 
-Result<Imported> import_config(std::string_view text, std::string_view format) {
+Result<Imported> import_config(std::string_view text, std::string_view format, const json& beside) {
   if (text.size() > kMaxFromBytes)
     return Error{"from", fmt::format("{} bytes", text.size()), "at most 1 MiB of text", "too long"};
-  const Document doc = interop::read_document(text);
+  Document doc = interop::read_document(text);
+  doc.beside = &beside;
   const FormatHandler* h = nullptr;
   if (!format.empty()) {
     h = handler_named(format);
@@ -97,7 +134,10 @@ Result<SettingsWithImport> apply_from(const json& settings, ImportFor use) {
       return Error{"from_format", settings["from_format"].dump(), format_names(), ""};
     format = settings["from_format"].get<std::string>();
   }
-  Result<Imported> result = import_config(from.get<std::string>(), format);
+  json given = settings;
+  given.erase("from");
+  given.erase("from_format");
+  Result<Imported> result = import_config(from.get<std::string>(), format, given);
   if (!result) return result.error();
   Imported imported = std::move(result).value();
   const ImportFormat* f = nullptr;
@@ -109,11 +149,9 @@ Result<SettingsWithImport> apply_from(const json& settings, ImportFor use) {
                  fmt::format("a {} config for this command", kind_name(wanted)),
                  fmt::format("it is a {} config ({})", kind_name(f->kind), f->what)};
   json merged = imported.settings;
-  json given = settings;
-  given.erase("from");
-  given.erase("from_format");
   drop_replaced(merged, given, imported);
   if (use == ImportFor::kPlan) {
+    global_batch_for_plan(merged, given, imported);
     // The planner searches the layout: the file's layout is listed, not fixed.
     for (const char* key : kPlanLayoutKeys) {
       if (!merged.contains(key) || given.contains(key)) continue;
@@ -135,6 +173,11 @@ Error name_as_imported(Error error, const Imported& imported, const json& given)
   if (it == imported.key_of_setting.end()) return error;
   if (given.is_object() && given.contains(error.field)) return error;  // the user's own setting
   error.field = it->second;
+  // The value as the file writes it ("op", not the "selective-op" it was read as).
+  for (const UnderstoodKey& k : imported.understood)
+    if (k.key == it->second && !k.value.empty() &&
+        k.setting.find(" = " + error.value) != std::string::npos)
+      error.value = k.value;
   return error;
 }
 
@@ -145,6 +188,7 @@ json imported_to_json(const Imported& imported) {
   for (const IgnoredKey& k : imported.ignored)
     ignored.push_back({{"key", k.key}, {"value", k.value}, {"reason", k.reason}});
   return {{"format", imported.format},
+          {"settings", imported.settings},
           {"understood", std::move(understood)},
           {"ignored", std::move(ignored)},
           {"warnings", imported.warnings}};

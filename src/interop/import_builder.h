@@ -41,6 +41,11 @@ class ImportBuilder {
   void warn(std::string text) { out_.warnings.push_back(std::move(text)); }
 
   bool has(const std::string& setting) const { return out_.settings.contains(setting); }
+  // The file's key that made `setting` ("" when none did).
+  std::string key_of(const std::string& setting) const {
+    auto it = out_.key_of_setting.find(setting);
+    return it == out_.key_of_setting.end() ? "" : it->second;
+  }
   const nlohmann::json& get(const std::string& setting) const { return out_.settings[setting]; }
   // Removes a setting made earlier (e.g. when a later key decides it does not apply).
   void drop(const std::string& setting) { out_.settings.erase(setting); }

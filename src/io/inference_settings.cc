@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -51,11 +52,59 @@ std::optional<Error> format_setting(const json& settings, const char* key,
   return std::nullopt;
 }
 
-// Formats from config.json, then --weight-dtype, then the per-module flags.
+// The model dtype: --dtype (vLLM / SGLang), else config.json's torch_dtype as vLLM's dtype=auto
+// serves it (vllm/config/model.py _get_and_verify_dtype: fp32 checkpoints in 16 bits).
+std::optional<Error> read_base_dtype(const json& settings, const ParsedModel& model, DType& base) {
+  static constexpr std::array<const char*, 4> kNames = {"auto", "fp32", "bf16", "fp16"};
+  static constexpr std::array<DType, 4> kDtypes = {DType::kBf16, DType::kFp32, DType::kBf16,
+                                                   DType::kFp16};
+  size_t index = 0;
+  if (auto e = choice(settings, "dtype", kNames, index)) return e;
+  base = index == 0 ? serving_dtype(model.torch_dtype) : kDtypes[index];
+  return std::nullopt;
+}
+
+// The quantization_config a checkpoint is served with. --quantization on a checkpoint without one
+// quantises at load time: fp8 with one scale per tensor (vLLM quantization/fp8.py
+// Fp8LinearMethod.process_weights_after_loading, SGLang quantization/fp8.py), bitsandbytes to 4
+// bits with BitsAndBytesConfig's defaults (fp4, no double quantisation; vLLM
+// quantization/bitsandbytes.py). A quantised checkpoint keeps its own format.
+Result<std::string> served_quantization(const json& settings, const ParsedModel& model,
+                                        std::vector<std::string>& warnings) {
+  std::string method;
+  if (auto e = read_text_setting(settings, "quantization", method)) return *e;
+  method = to_lower(method);
+  if (method.empty() || method == "none") return model.quantization_config;
+  if (!model.quantization_config.empty()) {
+    const json qc = json::parse(model.quantization_config, nullptr, false);
+    const std::string own = qc.is_object() ? to_lower(qc.value("quant_method", "")) : "";
+    if (!own.empty() && method.find(own) == std::string::npos &&
+        own.find(method) == std::string::npos)
+      warnings.push_back(fmt::format(
+          "quantization {}: the checkpoint is quantised with {} (config.json), which is what "
+          "the engine loads",
+          method, own));
+    return model.quantization_config;
+  }
+  if (method == "fp8") return std::string(R"({"quant_method": "fp8"})");
+  if (method == "bitsandbytes")
+    return std::string(
+        R"({"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "fp4",)"
+        R"( "bnb_4bit_use_double_quant": false})");
+  return Error{"quantization", method,
+               "fp8 or bitsandbytes on a checkpoint without a quantization_config",
+               "the other methods need a checkpoint quantised with them (config.json has no "
+               "quantization_config)"};
+}
+
+// Formats from config.json (or --quantization), then --weight-dtype, then the per-module flags.
 std::optional<Error> read_weights(const json& settings, const ParsedModel& model,
                                   ResolvedInference& out) {
-  Result<QuantizationConfig> qc =
-      read_quantization_config(model.quantization_config, serving_dtype(model.torch_dtype));
+  DType base = DType::kBf16;
+  if (auto e = read_base_dtype(settings, model, base)) return e;
+  Result<std::string> served = served_quantization(settings, model, out.warnings);
+  if (!served) return served.error();
+  Result<QuantizationConfig> qc = read_quantization_config(*served, base);
   if (!qc) return qc.error();
   ModuleFormats& f = out.scenario.weights;
   f = qc->formats;
@@ -164,9 +213,9 @@ std::optional<Error> read_overheads(const json& settings, InferenceOverheads& o)
   return read_gib(settings, "cuda_graph_gib", o.cuda_graph_bytes);
 }
 
-// The GPU whose total the fractions apply to, and vLLM's defaults for it (engine/arg_utils.py:
-// GPUs with at least 70 GiB other than A100 get 8192 batched tokens and 1024 sequences for
-// `vllm serve`, others 2048 and 256).
+// The GPU whose total the fractions apply to, and vLLM's defaults for it (engine/arg_utils.py
+// _set_default_args: GPUs with at least 70 GiB other than A100 get 8192 batched tokens and 1024
+// sequences for `vllm serve`, others 2048 and 256; the sequences at most the batched tokens).
 std::optional<Error> read_hardware(const json& settings, ResolvedInference& out) {
   InferenceScenario& s = out.scenario;
   if (auto e = read_text_setting(settings, "gpu", out.gpu)) return e;
@@ -186,7 +235,8 @@ std::optional<Error> read_hardware(const json& settings, ResolvedInference& out)
   const bool large = s.gpu_total_bytes >= (int64_t{70} << 30) &&
                      (out.gpu_memory_gib || to_lower(chosen).find("a100") == std::string::npos);
   if (!has(settings, "max_num_batched_tokens")) s.max_num_batched_tokens = large ? 8192 : 2048;
-  if (!has(settings, "max_num_seqs")) s.max_num_seqs = large ? 1024 : 256;
+  if (!has(settings, "max_num_seqs"))
+    s.max_num_seqs = std::min<int64_t>(large ? 1024 : 256, s.max_num_batched_tokens);
   return std::nullopt;
 }
 

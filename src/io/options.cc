@@ -10,7 +10,9 @@ namespace {
 using K = OptionKind;
 
 // The names of import_formats() (vramplan/interop/import.h; options_test.cc checks they agree).
-constexpr const char* kImportFormatNames = "megatron-yaml, megatron";
+constexpr const char* kImportFormatNames =
+    "megatron-yaml, megatron-recipe, torchtitan, torchtitan-command, megatron-overrides, megatron, "
+    "vllm, sglang, torchtune, axolotl, accelerate, deepspeed, hf-trainer";
 
 // The training scenario: `estimate`, `roofline`, `plan`, POST /api/estimate and /api/sweep.
 constexpr OptionSpec kOptions[] = {
@@ -50,6 +52,10 @@ constexpr OptionSpec kOptions[] = {
     {"micro_batch", K::kInteger, "training", "1", "sequences per microbatch b", ""},
     {"global_batch", K::kInteger, "training", "micro_batch·dp (·2·pp with pipelining)",
      "sequences per optimizer step; sets the microbatch count", ""},
+    {"grad_accum", K::kInteger, "training", "global_batch/(micro_batch·dp)",
+     "gradient accumulation steps (microbatches per optimizer step on each data-parallel rank, "
+     "HF gradient_accumulation_steps): sets global_batch = micro_batch·grad_accum·dp",
+     ""},
     {"recompute", K::kChoice, "training", "none",
      "activation recomputation: selective recomputes attention (Megatron), selective-op keeps "
      "every other matmul output (torchtitan's op-level policy), full keeps layer inputs",
@@ -127,6 +133,11 @@ constexpr OptionSpec kOptions[] = {
      "decoder layers on the first pipeline stage", ""},
     {"last_stage_layers", K::kInteger, "parallelism", "even split",
      "decoder layers on the last pipeline stage", ""},
+    {"pipeline_layout", K::kText, "parallelism", "a split",
+     "every stage's layers in Megatron's --pipeline-model-parallel-layout syntax: pp·vpp stages "
+     "separated by |, E embedding, t decoder layer, m MTP layer, L loss, (…)*n and x*n repeat "
+     "(e.g. Et|(tt|)*30mL); sets vpp",
+     ""},
     {"embedding_stage", K::kBool, "parallelism", "false (true: torchtitan)",
      "count the embedding as one layer of the pipeline split", ""},
     {"loss_stage", K::kBool, "parallelism", "false (true: torchtitan)",
@@ -168,6 +179,15 @@ constexpr OptionSpec kOptions[] = {
      "ZeRO-3 parameters kept gathered (DeepSpeed stage3_max_live_parameters); 0 keeps only the "
      "unit in use and the prefetched ones",
      ""},
+    {"comm_bucket_elements", K::kInteger, "framework", "0 (500,000,000: deepspeed)",
+     "DeepSpeed ZeRO's reduce/all-gather bucket in elements of the gradient dtype (your config's "
+     "reduce_bucket_size); 0: no bucket",
+     ""},
+    {"optimizer_foreach_temporaries", K::kBool, "framework", "false",
+     "torch's foreach (non-fused) AdamW allocates a state-sized temporary during the step (HF "
+     "optim adamw_torch); fused AdamW (adamw_torch_fused, the Trainer's default with torch >= "
+     "2.8; DeepSpeed's) does not",
+     ""},
     {"pipeline_keeps_stage_outputs", K::kBool, "framework",
      "false (true: nanotron, torchtitan, deepspeed)",
      "the pipeline engine keeps what a stage sent until its backward", ""},
@@ -196,11 +216,6 @@ constexpr OptionSpec kOptions[] = {
     {"fp32_grad_copy", K::kBool, "framework", "false (true: megatron)",
      "gradients kept below fp32 are copied to fp32 for the optimizer step and kept until the "
      "next zero_grad (Megatron's main_grad.float(), --fp16)",
-     ""},
-    {"optimizer_foreach_temporaries", K::kBool, "framework", "false",
-     "AdamW runs torch's foreach (multi-tensor) implementation, which allocates a state-sized "
-     "sqrt(v) temporary during the step; false for the fused kernel (torch.optim.AdamW "
-     "fused=True, the Trainer's adamw_torch_fused)",
      ""},
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
@@ -248,6 +263,15 @@ constexpr OptionSpec kServingOptions[] = {
      "int4 (AWQ/GPTQ) group size along the input", ""},
     {"nf4_double_quant", K::kBool, "weights", "true",
      "nf4 with double-quantised absmax (QLoRA's 4.127 bits)", ""},
+    {"dtype", K::kChoice, "weights", "auto (config.json's torch_dtype; fp32 served as bf16)",
+     "the model dtype (vLLM / SGLang --dtype): unquantised weights, activations and the auto KV "
+     "cache; quantised weights keep their format",
+     "auto, fp32, bf16, fp16"},
+    {"quantization", K::kText, "weights", "the checkpoint's quantization_config",
+     "vLLM / SGLang --quantization: on a checkpoint without a quantization_config, fp8 quantises "
+     "the linear layers at load time (per-tensor scales) and bitsandbytes to 4 bits; a quantised "
+     "checkpoint keeps its own format",
+     ""},
     // Parallelism
     {"tp", K::kInteger, "parallelism", "1", "tensor-parallel degree", ""},
     {"pp", K::kInteger, "parallelism", "1", "pipeline-parallel stages", ""},

@@ -29,6 +29,11 @@ Result<std::optional<PipelineSplit>> fixed_split(const json& settings, const Mod
   const bool given = std::any_of(std::begin(kSplitSettingKeys), std::end(kSplitSettingKeys),
                                  [&](const char* key) { return settings.contains(key); });
   if (!given) return std::optional<PipelineSplit>{};
+  if (!p.chunk_layers.empty())
+    return Error{"pipeline_layout", settings["pipeline_layout"].dump(),
+                 "first_stage_layers/last_stage_layers, embedding_stage/loss_stage or "
+                 "pipeline_split (plan searches pp and vpp)",
+                 "a layout fixes every stage; vramplan estimate takes it"};
   if (p.compute_balanced_split) {
     if (auto e = validate_pipeline(model, p)) return *e;  // names what compute cannot combine with
     return std::optional<PipelineSplit>{PipelineSplit{SplitKind::kCompute, 0, 0}};
@@ -110,6 +115,19 @@ Result<PlanRequest> request_from(const json& settings, const FileReader& read_fi
     return Error{"gpus", "", "the number of GPUs to plan for (an integer ≥ 1)",
                  "the planner splits a given number of GPUs"};
   if (auto e = read_integer_setting(settings, "gpus", r.gpus)) return *e;
+  // Gradient accumulation on `gpus` data-parallel ranks is a global batch; the planner then
+  // splits it its own way.
+  if (scenario_keys.contains("grad_accum") && !scenario_keys.contains("global_batch")) {
+    int64_t accum = 1, micro = 1;
+    if (auto e = read_integer_setting(settings, "grad_accum", accum)) return *e;
+    if (auto e = read_integer_setting(settings, "micro_batch", micro)) return *e;
+    if (accum < 1 || micro < 1 || accum > (1 << 20) || micro > (1 << 20) || r.gpus < 1 ||
+        r.gpus > (1 << 24))
+      return Error{"grad_accum", std::to_string(accum),
+                   "a positive count of microbatches per step, with --gpus and --micro-batch", ""};
+    scenario_keys["global_batch"] = micro * accum * r.gpus;
+  }
+  scenario_keys.erase("grad_accum");
   if (!scenario_keys.contains("global_batch"))
     return Error{"global_batch", "", "sequences per optimizer step (an integer ≥ 1)",
                  "layouts are compared at a fixed global batch"};

@@ -14,11 +14,13 @@
 #include "training/model_states.h"
 #include "training/pipeline.h"
 #include "training/scenario_checks.h"
+#include "vramplan/io/framework_vocabulary.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/precision.h"
 #include "vramplan/model/presets.h"
 #include "vramplan/training/finetune.h"
 #include "vramplan/training/frameworks.h"
+#include "vramplan/training/pipeline_layout.h"
 
 namespace vramplan {
 namespace {
@@ -228,7 +230,29 @@ void drop_framework_split(const SettingReader& r, Parallelism& p) {
                    [&](const char* key) { return r.has(key); }))
     return;
   p.first_stage_layers = p.last_stage_layers = 0;
+  p.chunk_layers.clear();
   p.embedding_as_stage = p.loss_as_stage = p.balanced_split = p.compute_balanced_split = false;
+}
+
+// Megatron's explicit layout: its stage count over pp is vpp (a vpp given beside it must agree).
+std::optional<Error> read_pipeline_layout(const SettingReader& r, Parallelism& p) {
+  std::string text;
+  if (auto e = r.text("pipeline_layout", text)) return e;
+  if (text.empty()) return std::nullopt;
+  Result<PipelineLayout> layout = parse_pipeline_layout(text);
+  if (!layout) return layout.error();
+  const auto stages = static_cast<int64_t>(layout->chunk_layers.size());
+  if (p.pp < 1 || stages % p.pp != 0)
+    return Error{"pipeline_layout", text, fmt::format("a multiple of pp = {} stages", p.pp),
+                 fmt::format("it has {} stages", stages)};
+  if (r.has("vpp") && p.vpp != stages / p.pp)
+    return Error{"vpp", std::to_string(p.vpp),
+                 fmt::format("{} (the layout's {} stages over pp = {}), or leave vpp out",
+                             stages / p.pp, stages, p.pp),
+                 ""};
+  p.vpp = stages / p.pp;
+  p.chunk_layers = std::move(layout->chunk_layers);
+  return std::nullopt;
 }
 
 std::optional<Error> read_parallel(const SettingReader& r, Parallelism& p) {
@@ -246,6 +270,7 @@ std::optional<Error> read_parallel(const SettingReader& r, Parallelism& p) {
                                                    {"last_stage_layers", &p.last_stage_layers}};
   for (const auto& [key, target] : ints)
     if (auto e = r.integer(key, *target)) return e;
+  if (auto e = read_pipeline_layout(r, p)) return e;
   if (auto e = r.boolean("sequence_parallel", p.sequence_parallel)) return e;
   if (auto e = r.boolean("distributed_optimizer", p.distributed_optimizer)) return e;
   if (auto e = r.boolean("embedding_stage", p.embedding_as_stage)) return e;
@@ -281,6 +306,12 @@ std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
   if (c.zero3_live_params < 0 || c.zero3_live_params > (int64_t{1} << 50))
     return Error{"zero3_live_params", std::to_string(c.zero3_live_params), "0 to 2^50 parameters",
                  ""};
+  if (auto e = r.integer("comm_bucket_elements", c.comm_bucket_elements)) return e;
+  if (c.comm_bucket_elements < 0 || c.comm_bucket_elements > (int64_t{1} << 40))
+    return Error{"comm_bucket_elements", std::to_string(c.comm_bucket_elements),
+                 "0 to 2^40 elements", ""};
+  if (auto e = r.boolean("optimizer_foreach_temporaries", c.optimizer_foreach_temporaries))
+    return e;
   if (auto e = r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs)) return e;
   if (auto e = r.boolean("pipeline_keeps_last_outputs", c.pipeline_keeps_last_outputs)) return e;
   if (auto e = r.boolean("mha_keeps_packed_qkv", c.mha_keeps_packed_qkv)) return e;
@@ -288,8 +319,6 @@ std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
   if (auto e = r.boolean("tp_allgather_buffer", c.tp_allgather_buffer)) return e;
   if (auto e = r.boolean("attention_scores_buffer", c.attention_scores_buffer)) return e;
   if (auto e = r.boolean("fp32_grad_copy", c.fp32_grad_copy)) return e;
-  if (auto e = r.boolean("optimizer_foreach_temporaries", c.optimizer_foreach_temporaries))
-    return e;
   return r.boolean("pipeline_fsdp_unsharded", c.pipeline_fsdp_unsharded);
 }
 
@@ -324,21 +353,43 @@ std::optional<Error> read_hardware(const SettingReader& r, ResolvedScenario& out
   return std::nullopt;
 }
 
+// Gradient accumulation steps make the global batch: micro_batch·grad_accum·dp (a global batch
+// given beside them must agree).
+std::optional<Error> batch_from_accumulation(const SettingReader& r, Training& tr,
+                                             const Parallelism& par, bool sane) {
+  if (!r.has("grad_accum")) return std::nullopt;
+  int64_t accum = 1;
+  if (auto e = r.integer("grad_accum", accum)) return e;
+  if (accum < 1 || accum > (1 << 20))
+    return Error{"grad_accum", std::to_string(accum), "an integer from 1 to 1,048,576", ""};
+  if (!sane) return std::nullopt;  // validation names the micro-batch or layout
+  const int64_t implied = tr.micro_batch * accum * par.dp;
+  if (r.has("global_batch") && tr.global_batch != implied)
+    return Error{"grad_accum", std::to_string(accum),
+                 "global_batch / (micro_batch·dp), or leave one of them out",
+                 fmt::format("global_batch = {} but micro_batch·grad_accum·dp = {}·{}·{} = {}",
+                             tr.global_batch, tr.micro_batch, accum, par.dp, implied)};
+  tr.global_batch = implied;
+  return std::nullopt;
+}
+
 // Without a global batch, a step is one microbatch per rank, or enough microbatches to fill the
 // pipeline twice; the user is told which.
-void default_batch(ResolvedScenario& out) {
+std::optional<Error> default_batch(const SettingReader& r, ResolvedScenario& out) {
   Training& tr = out.scenario.training;
   const Parallelism& par = out.scenario.parallel;
   // Out-of-range inputs are left for validation to name; multiplying them could overflow.
   const bool sane = tr.micro_batch > 0 && tr.micro_batch <= (1 << 20) && par.dp > 0 &&
                     par.dp <= (1 << 24) && par.pp > 0 && par.pp <= (1 << 20);
-  if (tr.global_batch > 0 || !sane) return;
+  if (auto e = batch_from_accumulation(r, tr, par, sane)) return e;
+  if (tr.global_batch > 0 || !sane) return std::nullopt;
   tr.global_batch = default_global_batch(out.scenario.parallel, tr.micro_batch);
   if (out.scenario.parallel.pp > 1)
     out.warnings.push_back(fmt::format(
         "global_batch not given: assumed {} sequences ({} microbatches per step) to fill the "
         "pipeline",
         tr.global_batch, tr.global_batch / (tr.micro_batch * out.scenario.parallel.dp)));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -363,7 +414,7 @@ Result<ResolvedScenario> resolve_settings(const json& settings, const FileReader
   if (auto e = read_training(r, out.scenario.training)) return *e;
   if (auto e = read_finetune_settings(settings, out.scenario)) return *e;
   if (auto e = read_parallel(r, out.scenario.parallel)) return *e;
-  default_batch(out);
+  if (auto e = default_batch(r, out)) return *e;
   if (auto e = read_conventions(r, out.scenario.conventions)) return *e;
   if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
   if (auto e = read_hardware(r, out)) return *e;
@@ -380,10 +431,19 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   Result<SettingsWithImport> applied = apply_from(settings, ImportFor::kEstimate);
   if (!applied) return applied.error();
   SettingsWithImport request = std::move(applied).value();
+  // The user's own words in the framework's vocabulary (a file's settings are vramplan's already).
+  json given = settings;
+  given.erase("from");
+  given.erase("from_format");
+  std::vector<VocabularyNote> notes = read_framework_words(request.settings, given);
   Result<ResolvedScenario> resolved = resolve_settings(request.settings, read_file, fetch_model);
-  if (!request.imported) return resolved;
-  if (!resolved) return name_as_imported(resolved.error(), *request.imported, settings);
+  if (!resolved)
+    return request.imported ? name_as_imported(resolved.error(), *request.imported, settings)
+                            : resolved.error();
   ResolvedScenario out = std::move(resolved).value();
+  for (const VocabularyNote& n : notes) out.warnings.push_back(n.text());
+  out.vocabulary = std::move(notes);
+  if (!request.imported) return out;
   out.warnings.insert(out.warnings.begin(), request.imported->warnings.begin(),
                       request.imported->warnings.end());
   out.imported = std::move(request.imported);

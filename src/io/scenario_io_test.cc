@@ -40,6 +40,36 @@ TEST(ScenarioIo, GpusDeriveDataParallelism) {
   EXPECT_EQ(error_field({{"model", "Llama-3.1-8B"}, {"gpus", 16}, {"dp", 4}}), "dp");
 }
 
+// HF's gradient_accumulation_steps: the global batch follows the data-parallel degree.
+TEST(ScenarioIo, GradientAccumulationMakesTheGlobalBatch) {
+  auto r = resolve({{"model", "Llama-3.1-8B"}, {"gpus", 8}, {"micro_batch", 2}, {"grad_accum", 4}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->scenario.training.global_batch, 64);
+  auto agreed = resolve({{"model", "Llama-3.1-8B"},
+                         {"gpus", 8},
+                         {"micro_batch", 2},
+                         {"grad_accum", 4},
+                         {"global_batch", 64}});
+  EXPECT_TRUE(agreed.ok());
+  EXPECT_EQ(error_field(
+                {{"model", "Llama-3.1-8B"}, {"gpus", 8}, {"grad_accum", 4}, {"global_batch", 16}}),
+            "grad_accum");
+  EXPECT_EQ(error_field({{"model", "Llama-3.1-8B"}, {"grad_accum", 0}}), "grad_accum");
+}
+
+// DeepSpeed's reduce bucket and the HF Trainer's foreach AdamW, set one by one.
+TEST(ScenarioIo, FrameworkConventionsOneByOne) {
+  auto r = resolve({{"model", "Llama-3.1-8B"},
+                    {"framework", "deepspeed"},
+                    {"comm_bucket_elements", 16777216},
+                    {"optimizer_foreach_temporaries", true}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->scenario.conventions.comm_bucket_elements, 16777216);
+  EXPECT_TRUE(r->scenario.conventions.optimizer_foreach_temporaries);
+  EXPECT_EQ(error_field({{"model", "Llama-3.1-8B"}, {"comm_bucket_elements", -1}}),
+            "comm_bucket_elements");
+}
+
 TEST(ScenarioIo, VirtualStagesImplyInterleaving) {
   auto r = resolve({{"model", "Llama-3.1-8B"}, {"pp", 2}, {"vpp", 2}});
   ASSERT_TRUE(r.ok());

@@ -10,7 +10,7 @@
 
 #include "perf/roofline_ops.h"
 #include "perf/step_time_sections.h"
-#include "perf/step_time_split.h"
+#include "training/chunk_split.h"
 #include "training/scenario_checks.h"
 #include "vramplan/model/params.h"
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "model/test_models.h"
-#include "perf/step_time_split.h"
+#include "training/chunk_split.h"
 #include "training/pipeline.h"
 #include "vramplan/model/params.h"
 
@@ -196,14 +196,19 @@ TEST(ChunkSplit, AgreesWithLayoutPipeline) {
   for (int64_t layers : {7, 16, 30, 61})
     for (int64_t pp : {1, 2, 3, 4, 8})
       for (int64_t vpp : {1, 2})
-        for (int variant = 0; variant < 5; ++variant) {
+        for (int variant = 0; variant < 7; ++variant) {
           Parallelism p;
           p.pp = pp;
           p.vpp = vpp;
           p.balanced_split = variant == 1;
           p.embedding_as_stage = p.loss_as_stage = variant == 2;
-          if (variant == 3) p.first_stage_layers = 1;
+          if (variant == 3) p.first_stage_layers = vpp;
           if (variant == 4) p.last_stage_layers = 2;
+          if (variant == 5) p.first_stage_layers = p.last_stage_layers = 2 * vpp;
+          if (variant == 6) {  // an explicit layout: one layer per chunk, the rest on the last
+            p.chunk_layers.assign(pp * vpp, 1);
+            p.chunk_layers.back() = layers - (pp * vpp - 1);
+          }
           if (validate_pipeline(layers, p)) continue;
           const std::vector<RankLayout> ranks = layout_pipeline(layers, p, 1);
           const ChunkSplit split(layers, p);

@@ -84,6 +84,8 @@ Result<PlanSpace> restrict_to_framework(PlanSpace space, const json& settings,
   if (auto e = restrict(settings, "distributed_optimizer", f.distributed_optimizer,
                         space.distributed_optimizer, name, f.source))
     return *e;
+  if (auto e = restrict(settings, "recompute", f.recompute, space.recompute, name, f.source))
+    return *e;
   if (space.fixed_split && !runs_value(f.split, space.fixed_split->kind))
     return split_refused(settings, f, name);
   if (space.split.empty()) space.split = f.split;

@@ -181,6 +181,10 @@ std::vector<Recompute> recomputes_for(const PlanRequest& r) {
     if (!allowed(r.space.recompute, c)) continue;
     if (c == Recompute::kSelectiveOp && r.space.recompute.empty()) continue;
     if (c == Recompute::kSelectiveOp && r.base.training.fp8 != Fp8Recipe::kNone) continue;
+    // Modelled for dense layers with standard attention only (scenario_checks.cc).
+    if (c == Recompute::kSelectiveOp &&
+        (r.base.model.is_moe() || r.base.model.attention == AttentionKind::kMla))
+      continue;
     if (r.base.training.recompute_layers > 0 && c != Recompute::kFull)
       continue;  // scenario_checks.cc
     out.push_back(c);

@@ -91,7 +91,7 @@ nlohmann::json estimate_to_json(const Scenario& scenario, const Estimate& estima
   for (const StageEstimate& stage : estimate.stages) stages.push_back(stage_json(stage));
   json fit = json::array();
   for (const Fit& f : estimate.fit) fit.push_back(fit_json(f));
-  return {{"scenario", scenario_json(scenario)},
+  return {{"scenario", scenario_json(scenario, &estimate.parameters)},
           {"parameters", parameters_json(estimate.parameters)},
           {"world_size", estimate.world_size},
           {"microbatches", estimate.microbatches},

@@ -193,8 +193,8 @@ TEST(EstimateToJson, ScenarioEchoesResolvedInputs) {
   s.parallel.schedule = Schedule::kInterleaved;
   s.parallel.fsdp = FsdpMode::kHybridShard;
   const nlohmann::json j = estimate_to_json(s, small_estimate())["scenario"];
-  EXPECT_EQ(keys(j), (std::vector<std::string>{"conventions", "model", "overheads", "parallel",
-                                               "training"}));
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"conventions", "finetune", "model", "overheads",
+                                               "parallel", "training"}));
   EXPECT_EQ(j["conventions"]["framework"], "none");
   EXPECT_EQ(j["conventions"]["gated_mlp_tensors"], 3);
   EXPECT_EQ(j["model"]["name"], "Test-8B");

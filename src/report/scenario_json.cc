@@ -1,5 +1,6 @@
 #include "report/scenario_json.h"
 
+#include "vramplan/training/finetune.h"
 #include "vramplan/training/frameworks.h"
 
 namespace vramplan::report_json {
@@ -121,6 +122,7 @@ json parallel_json(const Parallelism& p) {
       {"last_stage_layers", p.last_stage_layers},
       {"embedding_as_stage", p.embedding_as_stage},
       {"loss_as_stage", p.loss_as_stage},
+      {"chunk_layers", p.chunk_layers},
       {"pipeline_split", p.compute_balanced_split ? "compute"
                          : p.balanced_split       ? "balanced"
                                                   : "even"},
@@ -153,6 +155,36 @@ json conventions_json(const Scenario& s) {
           {"compute_balanced_split", s.parallel.compute_balanced_split}};
 }
 
+// Parameters that train: the adapters under LoRA / QLoRA, else every weight but the frozen
+// embedding and first layers (MTP modules included, as they train).
+int64_t trainable_parameters(const Scenario& s, const ParamCounts& p) {
+  const Finetune& f = s.finetune;
+  if (f.method != FinetuneMethod::kNone) return lora_parameters(s.model, f);
+  int64_t frozen = f.freeze_embeddings ? p.embedding + p.position_embedding : 0;
+  for (int64_t i = 0; i < f.freeze_first_layers && i < static_cast<int64_t>(p.layers.size()); ++i)
+    frozen += p.layers[static_cast<size_t>(i)].total();
+  return p.total + p.mtp_total - frozen;
+}
+
+// What trains and how (finetune.h), so that a user can check what an imported recipe set.
+json finetune_json(const Scenario& s, const ParamCounts* params) {
+  const Finetune& f = s.finetune;
+  const bool lora = f.method != FinetuneMethod::kNone;
+  json out = {
+      {"method", finetune_name(f.method)},
+      {"lora_rank", lora ? json(f.lora_rank) : json(nullptr)},
+      {"lora_targets", lora ? json(lora_targets_text(f.lora_targets)) : json(nullptr)},
+      {"adapter_dtype", lora ? json(dtype_name(f.adapter_dtype)) : json(nullptr)},
+      // QLoRA stores the frozen linear layers in NF4 with double quantisation.
+      {"base_weights",
+       f.method == FinetuneMethod::kQlora ? "nf4" : dtype_name(s.training.param_dtype)},
+      {"freeze_embeddings", f.freeze_embeddings},
+      {"freeze_first_layers", f.freeze_first_layers},
+  };
+  if (params != nullptr) out["trainable_parameters"] = trainable_parameters(s, *params);
+  return out;
+}
+
 }  // namespace
 
 json parameters_json(const ParamCounts& p) {
@@ -164,11 +196,12 @@ json parameters_json(const ParamCounts& p) {
           {"lm_head", p.lm_head}, {"mtp", p.mtp_total}, {"breakdown", std::move(breakdown)}};
 }
 
-json scenario_json(const Scenario& s) {
+json scenario_json(const Scenario& s, const ParamCounts* params) {
   const Overheads& o = s.overheads;
   return {{"model", model_json(s.model)},
           {"conventions", conventions_json(s)},
           {"training", training_json(s.training)},
+          {"finetune", finetune_json(s, params)},
           {"parallel", parallel_json(s.parallel)},
           {"overheads",
            {{"cuda_context_bytes", o.cuda_context_bytes},

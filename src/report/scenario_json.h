@@ -9,7 +9,8 @@
 
 namespace vramplan::report_json {
 
-nlohmann::json scenario_json(const Scenario& s);
+// `params`, when given, adds the trainable parameter count to the fine-tuning settings.
+nlohmann::json scenario_json(const Scenario& s, const ParamCounts* params = nullptr);
 nlohmann::json parameters_json(const ParamCounts& p);
 
 }  // namespace vramplan::report_json

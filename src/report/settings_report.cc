@@ -8,6 +8,8 @@ namespace vramplan {
 nlohmann::json settings_estimate_to_json(const SettingsEstimate& result) {
   nlohmann::json out = estimate_to_json(result.resolved.scenario, result.estimate);
   if (result.resolved.imported) out["imported"] = imported_to_json(*result.resolved.imported);
+  if (!result.resolved.vocabulary.empty())
+    out["vocabulary"] = vocabulary_to_json(result.resolved.vocabulary);
   return out;
 }
 

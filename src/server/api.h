@@ -14,6 +14,8 @@
 //   POST /api/infer            serving settings in, `vramplan infer --format json` out
 //   GET  /api/hub/{org}/{name}[@revision]
 //                              a Hub model's config.json, commit, checkpoint and notes
+// "emit": "<format>" in /api/estimate, /api/infer and /api/plan answers {"config", "format"}
+// instead (server/emit_request.h).
 // "model": "org/name[@revision]" in /api/estimate and /api/infer is fetched from the Hub as the
 // CLI does (hub_access.h: no token unless `serve --hub-token`; never a local file).
 // Errors: {"error": {"field", "value", "accepted", "reason", "message"}} with 400 (bad input),

@@ -9,8 +9,11 @@
 #include <utility>
 
 #include "server/api.h"
+#include "server/emit_request.h"
 #include "server/hub_access.h"
 #include "server/static_assets.h"
+#include "vramplan/interop/emit.h"
+#include "vramplan/interop/import.h"
 #include "vramplan/io/estimate_request.h"
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/inference_settings.h"
@@ -61,7 +64,17 @@ json split_choices(std::string_view text) {
   return choices;
 }
 
-json options_json(std::span<const OptionSpec> specs) {
+// The formats a view of this kind can read ("from") and write ("emit"): [{name, what}], so that a
+// client offers exactly the server's formats without a list of its own.
+template <typename Format>
+json formats_of(std::span<const Format> formats, ImportKind kind) {
+  json out = json::array();
+  for (const Format& f : formats)
+    if (f.kind == kind) out.push_back({{"name", f.name}, {"what", f.what}});
+  return out;
+}
+
+json options_json(std::span<const OptionSpec> specs, ImportKind kind) {
   json options = json::array();
   for (const OptionSpec& o : specs) {
     options.push_back({{"key", o.key},
@@ -72,7 +85,10 @@ json options_json(std::span<const OptionSpec> specs) {
                        {"help", o.help},
                        {"choices", split_choices(o.choices)}});
   }
-  return {{"options", std::move(options)}};
+  return {
+      {"options", std::move(options)},
+      {"formats",
+       {{"from", formats_of(import_formats(), kind)}, {"emit", formats_of(emit_formats(), kind)}}}};
 }
 
 // Constant answers are built once (thread-safe static initialisation) and served as text.
@@ -105,7 +121,7 @@ Response handle_health(const Request& request) {
 }
 
 Response handle_options(const Request& request) {
-  static const json options = options_json(scenario_options());
+  static const json options = options_json(scenario_options(), ImportKind::kTraining);
   return json_response(options, 200, wants_pretty(request));
 }
 
@@ -131,12 +147,18 @@ Response handle_gpus(const Request& request) {
 }
 
 Response handle_estimate(const Request& request) {
-  Result<json> settings = parse_json_object(request);
-  if (!settings) return error_response(settings.error());
+  Result<json> parsed = parse_json_object(request);
+  if (!parsed) return error_response(parsed.error());
+  json body = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(body);
+  if (!emit) return error_response(emit.error());
   hub::HubModels hub = request_hub();
-  Result<SettingsEstimate> result = estimate_settings(*settings, refuse_files, hub.fetcher());
+  Result<SettingsEstimate> result = estimate_settings(body, refuse_files, hub.fetcher());
   if (!result) return hub_aware_error(result.error(), hub);
   SettingsEstimate answer = std::move(result).value();
+  if (*emit)
+    return emit_response(emit_training(answer.resolved.scenario, body, **emit), **emit,
+                         wants_pretty(request));
   const std::optional<json> checkpoint =
       hub.report(answer.estimate.parameters.total, answer.estimate.warnings);
   json out = settings_estimate_to_json(answer);
@@ -145,17 +167,23 @@ Response handle_estimate(const Request& request) {
 }
 
 Response handle_infer_options(const Request& request) {
-  static const json options = options_json(inference_options());
+  static const json options = options_json(inference_options(), ImportKind::kServing);
   return json_response(options, 200, wants_pretty(request));
 }
 
 Response handle_infer(const Request& request) {
-  Result<json> settings = parse_json_object(request);
-  if (!settings) return error_response(settings.error());
+  Result<json> parsed = parse_json_object(request);
+  if (!parsed) return error_response(parsed.error());
+  json body = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(body);
+  if (!emit) return error_response(emit.error());
   hub::HubModels hub = request_hub();
-  Result<SettingsInference> result = infer_settings(*settings, refuse_files, hub.fetcher());
+  Result<SettingsInference> result = infer_settings(body, refuse_files, hub.fetcher());
   if (!result) return hub_aware_error(result.error(), hub);
   SettingsInference answer = std::move(result).value();
+  if (*emit)
+    return emit_response(emit_serving(answer.resolved.scenario, body, **emit), **emit,
+                         wants_pretty(request));
   const std::optional<json> checkpoint =
       hub.report(answer.estimate.parameters.total, answer.estimate.warnings);
   json out = settings_inference_to_json(answer);

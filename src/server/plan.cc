@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "server/emit_request.h"
 #include "vramplan/io/plan_settings.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/plan/planner.h"
@@ -69,14 +70,18 @@ std::optional<Error> bound_search(PlanRequest& request) {
 }  // namespace
 
 Response handle_plan(const Request& request) {
-  Result<json> settings = parse_json_object(request);
-  if (!settings) return error_response(settings.error());
-  Result<PlanRequest> plan_request = plan_request_from_settings(*settings, refuse_files);
+  Result<json> parsed = parse_json_object(request);
+  if (!parsed) return error_response(parsed.error());
+  json body = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(body);
+  if (!emit) return error_response(emit.error());
+  Result<PlanRequest> plan_request = plan_request_from_settings(body, refuse_files);
   if (!plan_request) return error_response(plan_request.error());
   PlanRequest bounded = std::move(plan_request).value();
   if (auto error = bound_search(bounded)) return error_response(*error);
   Result<PlanResult> result = plan(bounded);
   if (!result) return error_response(result.error());
+  if (*emit) return emit_plan_winner(*result, **emit, wants_pretty(request));
   return json_response(plan_to_json(*result), 200, wants_pretty(request));
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "training/activations.h"
+#include "training/chunk_split.h"
 #include "training/model_states.h"
 #include "training/pipeline.h"
 #include "training/scenario_checks.h"
@@ -30,35 +31,16 @@ bool same_content(const RankGroup& a, const RankGroup& b) {
          a.full_recomputed == b.full_recomputed;
 }
 
-// Decoder layers of pipeline chunk `i` and the first layer it holds, as pipeline.cc's
-// chunk_sizes and layout_pipeline lay them out (a negative size holds no layers).
+// Decoder layers of pipeline chunk `i` and the first layer it holds (chunk_split.h, as
+// layout_pipeline lays them out; a negative size holds no layers).
 struct ChunkSpan {
   int64_t start = 0;
   int64_t size = 0;
 };
 
 ChunkSpan chunk_span(int64_t num_layers, const Parallelism& par, int64_t i) {
-  const int64_t chunks = par.pp * par.vpp;
-  if (par.first_stage_layers > 0 || par.last_stage_layers > 0) {
-    // vpp == 1: one chunk per rank; the first and/or last explicit, the rest split evenly.
-    const int64_t rest = num_layers - par.first_stage_layers - par.last_stage_layers;
-    const int64_t middle = par.pp - (par.first_stage_layers > 0) - (par.last_stage_layers > 0);
-    const int64_t mid = middle > 0 ? rest / middle : 0;
-    auto size_of = [&](int64_t c) {
-      if (c == 0 && par.first_stage_layers > 0) return par.first_stage_layers;
-      if (c == par.pp - 1 && par.last_stage_layers > 0) return par.last_stage_layers;
-      return mid;
-    };
-    return {i == 0 ? 0 : size_of(0) + (i - 1) * mid, size_of(i)};
-  }
-  const int64_t units = num_layers + par.embedding_as_stage + par.loss_as_stage;
-  const int64_t base = units / chunks;
-  const int64_t extra = par.balanced_split ? units % chunks : 0;
-  int64_t size = base + (i < extra ? 1 : 0);
-  if (par.embedding_as_stage && i == 0) size -= 1;
-  if (par.loss_as_stage && i == chunks - 1) size -= 1;
-  const int64_t start = i * base + std::min(i, extra) - (par.embedding_as_stage && i > 0 ? 1 : 0);
-  return {start, size};
+  const ChunkSplit split(num_layers, par);
+  return {split.begin(i), split.size(i)};
 }
 
 int64_t nccl_group_count(const Parallelism& p) {

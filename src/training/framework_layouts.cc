@@ -33,10 +33,15 @@ FrameworkLayouts torchtitan() {
   f.distributed_optimizer = {false};
   f.split.assign(kSplitOrder, kSplitOrder + kGenericSplitKinds);
   f.split.push_back(SplitKind::kBalancedEmbeddingAndLoss);
+  // activation_checkpoint.py apply_ac: none, full, the op-level policy, or full checkpointing of
+  // every N-th layer (recompute full with recompute_layers); no recomputation of the attention
+  // core alone (Megatron's selective).
+  f.recompute = {Recompute::kNone, Recompute::kFull, Recompute::kSelectiveOp};
   f.source =
       "torchtitan shards with FSDP2 fully_shard, HSDP or DDP: no ZeRO-1/2 and no distributed "
       "optimizer (parallelize_llama.py); its pipeline split is its own by default, any other "
-      "by module_fqns_per_model_part";
+      "by module_fqns_per_model_part; it checkpoints whole layers or by its op-level policy, "
+      "not the attention core alone (activation_checkpoint.py)";
   return f;
 }
 
@@ -85,6 +90,7 @@ std::string layout_value_text(bool v) { return v ? "true" : "false"; }
 std::string layout_value_text(Schedule v) { return schedule_name(v); }
 std::string layout_value_text(FsdpMode v) { return fsdp_name(v); }
 std::string layout_value_text(SplitKind v) { return split_name(v); }
+std::string layout_value_text(Recompute v) { return recompute_name(v); }
 
 const FrameworkLayouts& framework_layouts(Framework framework) {
   // Built once: estimate() asks on every call, the planner's fallback included.
@@ -108,6 +114,7 @@ std::vector<std::string> layout_outside_framework(const Scenario& s) {
   check("zero", f.zero, p.zero);
   check("fsdp", f.fsdp, p.fsdp);
   check("distributed_optimizer", f.distributed_optimizer, p.distributed_optimizer);
+  check("recompute", f.recompute, s.training.recompute);
   if (p.pp > 1) {
     check("vpp", f.vpp, p.vpp);
     check("schedule", f.schedule, p.schedule);

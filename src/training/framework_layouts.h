@@ -24,7 +24,8 @@ struct FrameworkLayouts {
   std::vector<bool> distributed_optimizer;
   std::vector<SplitKind> split;  // in the order the planner names splits by
   std::optional<int64_t> pipeline_max_zero;
-  const char* source = "";  // where the restrictions come from
+  std::vector<Recompute> recompute;  // the activation checkpointing it has
+  const char* source = "";           // where the restrictions come from
 };
 
 const FrameworkLayouts& framework_layouts(Framework framework);
@@ -41,6 +42,7 @@ std::string layout_value_text(bool v);
 std::string layout_value_text(Schedule v);
 std::string layout_value_text(FsdpMode v);
 std::string layout_value_text(SplitKind v);
+std::string layout_value_text(Recompute v);
 
 // "a, b, c": each value of the list as `text` writes it (layout_value_text by default).
 template <class T>

@@ -4,39 +4,16 @@
 #include <string>
 
 #include "base/term.h"
+#include "training/chunk_split.h"
 
 namespace vramplan {
 namespace {
 
 // Decoder layers in each of the pp·vpp chunks, in chunk order.
 std::vector<int64_t> chunk_sizes(int64_t num_layers, const Parallelism& par) {
-  const int64_t chunks = par.pp * par.vpp;
-  std::vector<int64_t> sizes(chunks, 0);
-  if (par.first_stage_layers > 0 || par.last_stage_layers > 0) {
-    // vpp == 1 here (validated): explicit first/last stage sizes, the rest split evenly.
-    int64_t middle_stages = par.pp;
-    int64_t rest = num_layers;
-    if (par.first_stage_layers > 0) {
-      sizes.front() = par.first_stage_layers;
-      --middle_stages;
-      rest -= par.first_stage_layers;
-    }
-    if (par.last_stage_layers > 0) {
-      sizes.back() = par.last_stage_layers;
-      --middle_stages;
-      rest -= par.last_stage_layers;
-    }
-    const int64_t begin = par.first_stage_layers > 0 ? 1 : 0;
-    for (int64_t i = 0; i < middle_stages; ++i) sizes[begin + i] = rest / middle_stages;
-    return sizes;
-  }
-  // The embedding and/or the loss may count as one layer each of the split.
-  const int64_t units = num_layers + (par.embedding_as_stage ? 1 : 0) + (par.loss_as_stage ? 1 : 0);
-  std::fill(sizes.begin(), sizes.end(), units / chunks);
-  if (par.balanced_split)
-    for (int64_t i = 0; i < units % chunks; ++i) sizes[i] += 1;
-  if (par.embedding_as_stage) sizes.front() -= 1;
-  if (par.loss_as_stage) sizes.back() -= 1;
+  const ChunkSplit split(num_layers, par);
+  std::vector<int64_t> sizes(split.chunks());
+  for (int64_t c = 0; c < split.chunks(); ++c) sizes[c] = split.size(c);
   return sizes;
 }
 
@@ -123,34 +100,68 @@ std::vector<RankLayout> layout_pipeline(const ModelConfig& model, const Parallel
   return layout_pipeline(model.num_layers, par, m);
 }
 
-std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& par) {
-  const bool uneven = par.first_stage_layers > 0 || par.last_stage_layers > 0;
-  if (uneven) {
-    if (par.vpp > 1)
-      return Error{"vpp", std::to_string(par.vpp),
-                   "1 when first_stage_layers/last_stage_layers are set",
-                   "uneven first/last stages are supported without virtual stages"};
-    if (par.embedding_as_stage || par.loss_as_stage)
-      return Error{"first_stage_layers", std::to_string(par.first_stage_layers),
-                   "either explicit first/last stage layers or embedding/loss accounting, not both",
-                   ""};
-    int64_t rest = num_layers - par.first_stage_layers - par.last_stage_layers;
-    int64_t middle = par.pp - (par.first_stage_layers > 0) - (par.last_stage_layers > 0);
-    if (par.pp < 2)
-      return Error{"pp", std::to_string(par.pp), "pp >= 2 with first/last stage layers", ""};
-    if (rest < 0 || (middle == 0 && rest != 0) ||
-        (middle > 0 && (rest <= 0 || rest % middle != 0))) {
-      return Error{par.first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers",
-                   std::to_string(par.first_stage_layers > 0 ? par.first_stage_layers
-                                                             : par.last_stage_layers),
-                   "values leaving the remaining layers divisible by the remaining stages",
-                   std::to_string(num_layers) + " layers minus first " +
-                       std::to_string(par.first_stage_layers) + " and last " +
-                       std::to_string(par.last_stage_layers) + " leaves " + std::to_string(rest) +
-                       " for " + std::to_string(middle) + " middle stages"};
-    }
-    return std::nullopt;
+namespace {
+
+// An explicit layout: one size per chunk, adding up to the decoder layers.
+std::optional<Error> validate_listed(int64_t num_layers, const Parallelism& par) {
+  const auto chunks = static_cast<int64_t>(par.chunk_layers.size());
+  if (chunks != par.pp * par.vpp)
+    return Error{"pipeline_layout", std::to_string(chunks) + " stages",
+                 "pp·vpp = " + std::to_string(par.pp * par.vpp) + " stages", ""};
+  int64_t total = 0;
+  for (int64_t n : par.chunk_layers) {
+    if (n < 0) return Error{"pipeline_layout", std::to_string(n), "stages of 0 or more layers", ""};
+    total += n;
   }
+  if (total != num_layers)
+    return Error{"pipeline_layout", std::to_string(total) + " decoder layers",
+                 "the model's " + std::to_string(num_layers) + " decoder layers", ""};
+  if (par.first_stage_layers > 0 || par.last_stage_layers > 0 || par.embedding_as_stage ||
+      par.loss_as_stage || par.balanced_split || par.compute_balanced_split)
+    return Error{"pipeline_layout", "given",
+                 "a layout alone: it places every layer itself, without first/last stage layers, "
+                 "embedding/loss stages or a split kind",
+                 ""};
+  return std::nullopt;
+}
+
+// Megatron's first/last stage layer counts: the other ranks share the rest evenly, and each
+// rank's vpp chunks share its layers evenly.
+std::optional<Error> validate_lighter_ends(int64_t num_layers, const Parallelism& par) {
+  const char* key = par.first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers";
+  const int64_t given = par.first_stage_layers > 0 ? par.first_stage_layers : par.last_stage_layers;
+  if (par.embedding_as_stage || par.loss_as_stage)
+    return Error{key, std::to_string(given),
+                 "either explicit first/last stage layers or embedding/loss accounting, not both",
+                 ""};
+  if (par.pp < 2)
+    return Error{"pp", std::to_string(par.pp), "pp >= 2 with first/last stage layers", ""};
+  const int64_t rest = num_layers - par.first_stage_layers - par.last_stage_layers;
+  const int64_t middle = par.pp - (par.first_stage_layers > 0) - (par.last_stage_layers > 0);
+  if (rest < 0 || (middle == 0 && rest != 0) ||
+      (middle > 0 && (rest <= 0 || rest % (middle * par.vpp) != 0)))
+    return Error{key, std::to_string(given),
+                 "values leaving the remaining layers divisible by the remaining stages" +
+                     std::string(par.vpp > 1 ? " × vpp" : ""),
+                 std::to_string(num_layers) + " layers minus first " +
+                     std::to_string(par.first_stage_layers) + " and last " +
+                     std::to_string(par.last_stage_layers) + " leaves " + std::to_string(rest) +
+                     " for " + std::to_string(middle) + " middle stages" +
+                     (par.vpp > 1 ? " of " + std::to_string(par.vpp) + " virtual stages" : "")};
+  for (int64_t n : {par.first_stage_layers, par.last_stage_layers})
+    if (n > 0 && n % par.vpp != 0)
+      return Error{n == par.first_stage_layers ? "first_stage_layers" : "last_stage_layers",
+                   std::to_string(n), "a multiple of vpp = " + std::to_string(par.vpp),
+                   "each virtual stage of the rank holds an equal share"};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Error> validate_pipeline(int64_t num_layers, const Parallelism& par) {
+  if (!par.chunk_layers.empty()) return validate_listed(num_layers, par);
+  if (par.first_stage_layers > 0 || par.last_stage_layers > 0)
+    return validate_lighter_ends(num_layers, par);
   const int64_t chunks = par.pp * par.vpp;
   const int64_t units = num_layers + par.embedding_as_stage + par.loss_as_stage;
   if (par.balanced_split) {
@@ -177,10 +188,10 @@ std::optional<Error> validate_pipeline(const ModelConfig& model, const Paralleli
   const char* why = nullptr;
   if (par.vpp > 1) why = "nanotron's compute-cost split has no virtual stages (vpp must be 1)";
   if (par.first_stage_layers > 0 || par.last_stage_layers > 0 || par.embedding_as_stage ||
-      par.loss_as_stage)
+      par.loss_as_stage || !par.chunk_layers.empty())
     why =
-        "the compute-cost split places every block itself; drop first/last stage layers and "
-        "embedding/loss stages";
+        "the compute-cost split places every block itself; drop first/last stage layers, "
+        "embedding/loss stages and pipeline_layout";
   if (why) return Error{"pipeline_split", "compute", "even or balanced with this layout", why};
   return std::nullopt;
 }

@@ -13,8 +13,9 @@ namespace vramplan {
 
 // The settings that choose the pipeline split, the one the user names first in an error. A
 // framework's split is a default: any of these replaces it as a whole (scenario_io.cc).
-inline constexpr const char* kSplitSettingKeys[] = {
-    "pipeline_split", "first_stage_layers", "last_stage_layers", "embedding_stage", "loss_stage"};
+inline constexpr const char* kSplitSettingKeys[] = {"pipeline_split",     "pipeline_layout",
+                                                    "first_stage_layers", "last_stage_layers",
+                                                    "embedding_stage",    "loss_stage"};
 
 struct RankLayout {
   std::vector<int64_t> layers;    // decoder layer ids, in order, across all its model chunks

@@ -167,6 +167,51 @@ TEST(Pipeline, UnevenLayoutThatDoesNotSplitIsAnError) {
   EXPECT_TRUE(validate_pipeline(32, p));
 }
 
+TEST(Pipeline, LighterEndsWithVirtualStagesShareEachRanksLayers) {
+  // Megatron's --decoder-first/last-pipeline-num-layers with vpp 2: 30 layers, pp 4: first 4 and
+  // last 2, the middle ranks 12 each; each rank's two chunks take half of its layers. Chunk
+  // order (rank = c mod 4): 2, 6, 6, 1 | 2, 6, 6, 1.
+  Parallelism p = pipeline(4, 2);
+  p.first_stage_layers = 4;
+  p.last_stage_layers = 2;
+  ASSERT_FALSE(validate_pipeline(30, p));
+  auto ranks = layout_pipeline(30, p, 8);
+  EXPECT_EQ(ranks[0].layers, (std::vector<int64_t>{0, 1, 15, 16}));
+  EXPECT_EQ(ranks[1].layers.size(), 12u);
+  EXPECT_EQ(ranks[1].layers.front(), 2);
+  EXPECT_EQ(ranks[3].layers, (std::vector<int64_t>{14, 29}));
+  EXPECT_EQ(ranks[3].last_chunk_layers, 1);
+  p.first_stage_layers = 3;  // three layers do not halve over the rank's two chunks
+  p.last_stage_layers = 3;
+  auto e = validate_pipeline(30, p);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "first_stage_layers");
+}
+
+TEST(Pipeline, AnExplicitLayoutPlacesEveryChunk) {
+  // Megatron's DeepSeek-V3 layout "Et|(tt|)*30mL" on pp 8 × vpp 4: rank 0 holds chunks 0, 8, 16
+  // and 24 (1 + 2 + 2 + 2 layers); rank 7 holds 7, 15, 23, 31 (the last, with the loss, empty).
+  Parallelism p = pipeline(8, 4);
+  p.chunk_layers.assign(32, 2);
+  p.chunk_layers.front() = 1;
+  p.chunk_layers.back() = 0;
+  ASSERT_FALSE(validate_pipeline(61, p));
+  auto ranks = layout_pipeline(61, p, 16);
+  EXPECT_EQ(ranks[0].layers.size(), 7u);
+  EXPECT_EQ(ranks[0].layers.front(), 0);
+  EXPECT_EQ(ranks[0].layers[1], 15);  // chunk 8 starts after 1 + 7·2 layers
+  EXPECT_EQ(ranks[7].layers.size(), 6u);
+  EXPECT_EQ(ranks[7].last_chunk_layers, 0);
+  EXPECT_TRUE(ranks[7].has_head);
+  auto wrong_total = validate_pipeline(60, p);
+  ASSERT_TRUE(wrong_total);
+  EXPECT_EQ(wrong_total->field, "pipeline_layout");
+  p.vpp = 2;  // 32 listed stages for 16 chunks
+  auto wrong_count = validate_pipeline(61, p);
+  ASSERT_TRUE(wrong_count);
+  EXPECT_EQ(wrong_count->field, "pipeline_layout");
+}
+
 }  // namespace
 }  // namespace vramplan
 

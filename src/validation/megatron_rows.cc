@@ -130,8 +130,6 @@ std::string megatron_skip_reason(const CsvRow& r, const TestArgs& args) {
     return "--tp-comm-overlap (Transformer Engine userbuffers) is not modelled yet";
   if (args.contains("--first-last-layers-bf16"))
     return "--first-last-layers-bf16 (fp8 models with bf16 end layers) is not modelled yet";
-  if (args.contains("--pipeline-model-parallel-layout"))
-    return "--pipeline-model-parallel-layout is not modelled yet";
   if (is_true(r["fsdp"])) return "Megatron FSDP is not modelled yet";
   if (r["transformer_impl"] == "inference_optimized") return "inference-optimised layers";
   // Features the CSV names only in the test name (its model_config.yaml sets the flag).

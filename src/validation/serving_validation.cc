@@ -1,5 +1,6 @@
 // Published serving memory figures (vLLM and SGLang logs) against vramplan's predictions. Each
-// CSV row gives only the run's inputs; the conventions are the defaults every user gets.
+// row's run is its published command line, read by the vLLM / SGLang importer (--from); the
+// conventions are the defaults every user gets.
 #include "vramplan/validation/serving_validation.h"
 
 #include <algorithm>
@@ -16,21 +17,24 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr const char* kFile = "measurements/serving_published.csv";
 
-// The CSV's inputs as the same settings a user would pass to `vramplan infer`.
-nlohmann::json settings_of(const CsvRow& r) {
-  nlohmann::json s = {{"model", r["model"]}, {"tp", r["tp"]}, {"engine", r["engine"]}};
+// A row's run as a user would give it to `vramplan infer`: the published command line (and the
+// log lines that say which engine ran and the GPU total it saw) read through --from, with the
+// GPU beside it. Checkpoints that are no preset (Hub ids outside the compiled-in presets, a
+// quantised variant, a local path) are given as the preset of the same shape and their weight
+// format, as a user without network access would give them.
+Result<nlohmann::json> settings_of(const CsvRow& r) {
+  const std::string command(embedded_file("measurements/" + r["command"]));
+  if (command.empty())
+    return Error{"command", r["command"], "a file under data/measurements/serving_commands",
+                 "row " + r["id"] + " of " + kFile + " names no command file"};
+  nlohmann::json s = {{"from", command}};
   auto copy = [&](const char* column, const char* key) {
     if (!r[column].empty()) s[key] = r[column];
   };
+  copy("model", "model");
   copy("weight_dtype", "weight_dtype");
-  copy("kv_dtype", "kv_dtype");
   copy("gpu", "gpu");
   copy("gpu_total_gib", "gpu_memory_gib");
-  copy("max_model_len", "context");
-  copy("max_num_seqs", "max_num_seqs");
-  copy("max_num_batched_tokens", "max_num_batched_tokens");
-  copy("cuda_graph_in_budget", "cuda_graph_in_budget");
-  s[r["engine"] == "sglang" ? "mem_fraction_static" : "gpu_memory_utilization"] = r["fraction"];
   return s;
 }
 
@@ -39,8 +43,14 @@ struct Predicted {
 };
 
 Result<Predicted> predict(const CsvRow& r) {
-  Result<ResolvedInference> resolved = resolve_inference(settings_of(r), nullptr);
+  Result<nlohmann::json> settings = settings_of(r);
+  if (!settings) return settings.error();
+  Result<ResolvedInference> resolved = resolve_inference(*settings, nullptr);
   if (!resolved) return resolved.error();
+  if (!resolved->imported || resolved->imported->format != r["engine"])
+    return Error{"engine", r["engine"], "the engine the row's command launches",
+                 "the command was read as " +
+                     (resolved->imported ? resolved->imported->format : std::string("nothing"))};
   InferenceScenario& s = resolved.value().scenario;
   if (!r["max_position_embeddings"].empty())
     s.model.max_position_embeddings = std::stoll(r["max_position_embeddings"]);

@@ -31,7 +31,7 @@ cp "$RUN_OUT_FILE" "$TEST_TMP/options.json"
 missing=$(python3 -c 'import json, re, sys
 flags = {o["flag"] for o in json.load(open(sys.argv[1]))["options"]}
 helped = set(re.findall(r"^\s+(--[a-z0-9-]+)", open(sys.argv[2]).read(), re.M))
-ignored = {"--help", "--scenario", "--format", "--color", "--width"}
+ignored = {"--help", "--scenario", "--format", "--color", "--width", "--emit"}  # emit: a request key
 print(" ".join(sorted(f for f in helped - flags - ignored if not f.startswith("--no-"))))' \
   "$TEST_TMP/options.json" "$TEST_TMP/help.txt")
 check "every estimate flag is in /api/options (missing: $missing)" test -z "$missing"
@@ -92,6 +92,22 @@ estimate_matches custom '{"hidden_size": 2048, "num_layers": 16, "num_heads": 16
   "ffn_size": 8192, "vocab_size": 32000, "gpu_memory_gib": 24, "fsdp": "full_shard", "gpus": 4}'
 estimate_matches inline "{\"model_config\": $(cat "$VRAMPLAN_SOURCE_DIR/data/models/gpt2.json"),
   \"micro_batch\": 4}"
+
+case_name "estimate from a framework's config: the text in \"from\""
+python3 -c 'import json, sys
+print(json.dumps({"from": open(sys.argv[1]).read(), "model": "Llama-3.1-8B", "gpus": sys.argv[2]}))' \
+  "$VRAMPLAN_SOURCE_DIR/tests/fixtures/imports/deepspeed/ds_config_zero2.json" 8 \
+  >"$TEST_TMP/from.json"
+request POST /api/estimate "$TEST_TMP/from.json"
+expect_status 200
+expect_json "d['imported']['format'] == 'deepspeed' and d['scenario']['parallel']['zero'] == 2"
+expect_json "any(k['key'] == 'zero_optimization.reduce_bucket_size' for k in d['imported']['understood'])"
+python3 -c 'import json, sys
+print(json.dumps({"from": open(sys.argv[1]).read(), "model": "Llama-3.1-8B", "gpus": sys.argv[2]}))' \
+  "$VRAMPLAN_SOURCE_DIR/tests/fixtures/imports/deepspeed/ds_config_zero2.json" 16 \
+  >"$TEST_TMP/from_bad.json"
+request POST /api/estimate "$TEST_TMP/from_bad.json"
+expect_error 400 train_batch_size
 
 case_name "plan = CLI: vramplan plan --format json"
 # On one thread the search is deterministic but for its timing (stats.seconds).
@@ -190,7 +206,7 @@ cp "$RUN_OUT_FILE" "$TEST_TMP/infer_options.json"
 missing=$(python3 -c 'import json, re, sys
 flags = {o["flag"] for o in json.load(open(sys.argv[1]))["options"]}
 helped = set(re.findall(r"^\s+(--[a-z0-9-]+)", open(sys.argv[2]).read(), re.M))
-ignored = {"--help", "--scenario", "--format", "--color", "--width"}
+ignored = {"--help", "--scenario", "--format", "--color", "--width", "--emit"}  # emit: a request key
 print(" ".join(sorted(f for f in helped - flags - ignored if not f.startswith("--no-"))))' \
   "$TEST_TMP/infer_options.json" "$TEST_TMP/infer_help.txt")
 check "every infer flag is in /api/infer/options (missing: $missing)" test -z "$missing"

@@ -60,4 +60,43 @@ run estimate --from "$FIXTURES/megatron/llama3_8b_pretrain.sh" --from-format nop
 expect_exit 2
 expect_stderr_contains "--from-format = nope"
 
+case_name "an explicit pipeline layout, also with virtual stages and first/last stage layers"
+printf -- '--num-layers 61 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 --tokenizer-type NullTokenizer --pipeline-model-parallel-size 8 --pipeline-model-parallel-layout "Et|(tt|)*30L" --micro-batch-size 1 --global-batch-size 64\n' >"$TEST_TMP/layout.txt"
+run estimate --from "$TEST_TMP/layout.txt" --gpus 8 --format json
+expect_exit 0
+expect_json "d['scenario']['parallel']['vpp'] == 4 and len(d['scenario']['parallel']['chunk_layers']) == 32"
+expect_json "any(k['key'] == '--pipeline-model-parallel-layout' and 'pipeline_layout' in k['setting'] for k in d['imported']['understood'])"
+printf -- '--num-layers 30 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 --tokenizer-type NullTokenizer --pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 --decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 2\n' >"$TEST_TMP/ends.txt"
+run estimate --from "$TEST_TMP/ends.txt" --gpus 4 --format json
+expect_exit 0
+expect_json "d['scenario']['parallel']['vpp'] == 2 and d['scenario']['parallel']['first_stage_layers'] == 4"
+printf -- '--num-layers 60 --hidden-size 1024 --num-attention-heads 8 --seq-length 2048 --vocab-size 32000 --tokenizer-type NullTokenizer --pipeline-model-parallel-size 8 --pipeline-model-parallel-layout "Et|(tt|)*30L"\n' >"$TEST_TMP/layout_bad.txt"
+run estimate --from "$TEST_TMP/layout_bad.txt" --gpus 8
+expect_exit 2
+expect_stderr_contains "--pipeline-model-parallel-layout"
+expect_stderr_contains "61 decoder layers"
+run estimate --model Llama-3.1-8B --gpus 4 --pp 4 --pipeline-layout 'Et*8|t*8|t*8|t*8L' --vpp 2
+expect_exit 2
+expect_stderr_contains "--vpp = 2"
+
+case_name "a Megatron-Bridge recipe, by its dotted keys"
+run estimate --from "$FIXTURES/megatron/bridge_deepseek_v3_style.yaml" --gpus 128 --format json
+expect_exit 0
+expect_json "d['imported']['format'] == 'megatron-recipe'"
+expect_json "d['scenario']['parallel']['pp'] == 8 and d['scenario']['parallel']['vpp'] == 4 and d['scenario']['parallel']['ep'] == 8"
+expect_json "d['scenario']['model']['mtp_layers'] == 1 and d['scenario']['model']['moe']['num_experts'] == 64"
+expect_json "any(k['key'] == 'model.tensor_model_parallel_size' and k['setting'] == 'tp = 2' for k in d['imported']['understood'])"
+expect_json "any(k['key'] == 'checkpoint.save_interval' for k in d['imported']['ignored'])"
+expect_json "any(k['key'] == 'mixed_precision' for k in d['imported']['understood'])"
+
+case_name "recipe overrides on a command line"
+run estimate --from - --format json <<<"python scripts/training/run_recipe.py --recipe llama3_8b model.num_layers=32 model.hidden_size=4096 model.ffn_hidden_size=14336 model.num_attention_heads=32 model.num_query_groups=8 model.gated_linear_unit=true model.normalization=RMSNorm model.vocab_size=128256 model.seq_length=8192 model.tensor_model_parallel_size=2 ++train.micro_batch_size=1 train.global_batch_size=128 trainer.devices=8"
+expect_exit 0
+expect_json "d['imported']['format'] == 'megatron-overrides' and d['world_size'] == 8"
+expect_json "d['scenario']['parallel']['tp'] == 2 and d['scenario']['training']['seq_len'] == 8192"
+expect_json "any(k['key'] == '--recipe' for k in d['imported']['ignored'])"
+run estimate --from - <<<"model.num_layers=32 model.hidden_size=4096 model.num_attention_heads=32 model.tensor_model_parallel_size=three"
+expect_exit 2
+expect_stderr_contains "model.tensor_model_parallel_size = three"
+
 finish

@@ -1,5 +1,6 @@
 // The vramplan HTTP API (`vramplan serve`), same origin as the page.
 
+import { NO_FORMATS, type EmittedConfig, type FormatLists } from './form/config_io';
 import type {
   ApiError,
   Estimate,
@@ -71,8 +72,33 @@ export function unwrapList<T>(body: unknown, listKey: string): T[] {
   throw new TransportError(`expected a list of ${listKey}`);
 }
 
+/** A settings list and the formats its endpoints read and write ({"options", "formats"}). */
+export interface OptionsAndFormats {
+  options: OptionSpec[];
+  formats: FormatLists;
+}
+
+async function optionsAndFormats(path: string): Promise<OptionsAndFormats> {
+  const result = await call<unknown>(path);
+  if (!result.ok) throw new TransportError(`${path}: ${result.error.message}`);
+  return {
+    options: unwrapList<OptionSpec>(result.value, 'options'),
+    formats: formatsOf(result.value),
+  };
+}
+
+/** The "formats" of an options answer; none from a server that lists none. */
+export function formatsOf(body: unknown): FormatLists {
+  const formats = (body as { formats?: Partial<FormatLists> } | null)?.formats;
+  if (!formats || typeof formats !== 'object') return NO_FORMATS;
+  return {
+    from: Array.isArray(formats.from) ? formats.from : [],
+    emit: Array.isArray(formats.emit) ? formats.emit : [],
+  };
+}
+
 export const api = {
-  options: () => getList<OptionSpec>('/api/options', 'options'),
+  options: () => optionsAndFormats('/api/options'),
   models: () => getList<Preset>('/api/models', 'models'),
   gpus: () => getList<Gpu>('/api/gpus', 'gpus'),
   modelConfig: async (name: string): Promise<unknown> => {
@@ -86,9 +112,12 @@ export const api = {
     call<unknown>('/api/sweep', postJson(body, signal)),
   plan: <T>(settings: Scenario, signal?: AbortSignal) =>
     call<T>('/api/plan', postJson(settings, signal)),
-  inferOptions: () => getList<OptionSpec>('/api/infer/options', 'options'),
+  inferOptions: () => optionsAndFormats('/api/infer/options'),
   infer: (scenario: Scenario, signal?: AbortSignal) =>
     call<InferenceEstimate>('/api/infer', postJson(scenario, signal)),
+  /** The run as a framework's config or command line: POST `path` with "emit". */
+  emit: (path: '/api/estimate' | '/api/infer' | '/api/plan', body: Scenario) =>
+    call<EmittedConfig>(path, postJson(body)),
   /** What the Hub holds for org/name[@revision]; errors (403, 404, 502, 504...) as ApiResult. */
   hubModel: (id: string, signal?: AbortSignal) => call<HubModel>(hubPath(id), { signal }),
 };

@@ -41,3 +41,29 @@ export function download(name: string, type: string, text: string): void {
   link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+
+/**
+ * Copies `text` to the clipboard: the Clipboard API where the page may use it (HTTPS or
+ * localhost), else the older copy command on a hidden text box. Resolves with whether it worked;
+ * when neither does, the caller asks the user to copy by hand.
+ */
+export async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // no Clipboard API (plain HTTP on another host) or no permission: try the copy command
+  }
+  const box = el('textarea', { readonly: true, 'aria-hidden': 'true', class: 'copy-buffer' });
+  box.value = text;
+  document.body.appendChild(box);
+  box.select();
+  let copied = false;
+  try {
+    copied = document.execCommand('copy');
+  } catch {
+    copied = false;
+  }
+  box.remove();
+  return copied;
+}

@@ -11,6 +11,7 @@ import './styles/form.css';
 import './styles/tables.css';
 import './styles/results.css';
 import './styles/sweep.css';
+import './styles/configs.css';
 import './styles/print.css';
 import { api } from './api';
 import { el, replace } from './dom';
@@ -22,13 +23,19 @@ async function start(root: HTMLElement): Promise<void> {
   const main = document.getElementById('main')!;
   let data: AppData;
   try {
-    const [options, inferOptions, presets, gpus] = await Promise.all([
+    const [training, serving, presets, gpus] = await Promise.all([
       api.options(),
       api.inferOptions(),
       api.models(),
       api.gpus(),
     ]);
-    data = { options, inferOptions, presets, gpus };
+    data = {
+      options: training.options,
+      inferOptions: serving.options,
+      formats: { training: training.formats, serving: serving.formats },
+      presets,
+      gpus,
+    };
   } catch (error) {
     replace(
       main,

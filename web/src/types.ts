@@ -1,5 +1,7 @@
 // Shapes of the vramplan HTTP API (same objects as `vramplan estimate --format json`).
 
+import type { ImportedConfig } from './form/config_io';
+
 export type OptionKind = 'integer' | 'number' | 'bool' | 'text' | 'choice' | 'object';
 
 /** One scenario input, as GET /api/options lists it (the CLI's option table). */
@@ -108,6 +110,8 @@ export interface Estimate {
   microbatches?: number;
   /** Present when the model came from the Hugging Face Hub. */
   checkpoint?: Checkpoint;
+  /** Present when the request read a pasted config ("from"). */
+  imported?: ImportedConfig;
 }
 
 /** What a Hub repository's safetensors store (or why that is unknown). */
@@ -183,6 +187,7 @@ export interface InferenceEstimate {
   warnings: string[];
   scenario: Record<string, unknown>;
   checkpoint?: Checkpoint;
+  imported?: ImportedConfig;
 }
 
 /** The core's error: the field, the value, what is accepted, why, and a ready message. */

@@ -58,8 +58,11 @@ const ImportFormat* detect_import_format(std::string_view text);
 
 // Reads `text` as `format` (a name of import_formats(); empty: detected). Errors name the
 // file's own key, its value and what is accepted; a text in no known format is an error naming
-// "from" with the formats accepted.
-Result<Imported> import_config(std::string_view text, std::string_view format = {});
+// "from" with the formats accepted. `beside`: the settings given beside the file (they still win
+// over it); a format reads them where the file leaves a value to another tool (DeepSpeed's
+// "auto" bucket sizes come from the model, its batch checks from the world size).
+Result<Imported> import_config(std::string_view text, std::string_view format = {},
+                               const nlohmann::json& beside = nlohmann::json::object());
 
 // Who asks: `estimate` and `plan` take training formats, `infer` serving ones; `plan` searches
 // the layout, so the file's layout keys are listed as ignored (given beside the file, one fixes
@@ -79,7 +82,8 @@ Result<SettingsWithImport> apply_from(const nlohmann::json& settings, ImportFor 
 // the user did not give it beside the file (`given`: the settings as the user gave them).
 Error name_as_imported(Error error, const Imported& imported, const nlohmann::json& given);
 
-// {format, understood [{key, value, setting}], ignored [{key, value, reason}], warnings}.
+// {format, settings (what the file set, in vramplan's keys: a form can be filled from them),
+// understood [{key, value, setting}], ignored [{key, value, reason}], warnings}.
 nlohmann::json imported_to_json(const Imported& imported);
 
 }  // namespace vramplan

@@ -12,6 +12,7 @@
 
 #include "vramplan/base/error.h"
 #include "vramplan/interop/import.h"
+#include "vramplan/io/framework_vocabulary.h"
 #include "vramplan/io/options.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/training/scenario.h"
@@ -32,6 +33,9 @@ struct ResolvedScenario {
   std::optional<double> gpu_memory_gib;  // a GPU of any other capacity
   std::vector<std::string> warnings;     // model parsing notes, overridden preset fields, ...
   std::optional<Imported> imported;      // what "from" held, when the settings had it
+  // Words of the user's settings read in a framework's vocabulary (framework_vocabulary.h); each
+  // note is among the warnings too.
+  std::vector<VocabularyNote> vocabulary;
 };
 
 // REQUIRES: settings is a JSON object. Values may be typed (3, true) or text ("3", "on"): the

@@ -70,7 +70,8 @@ inline constexpr const char* kPlanLayoutKeys[] = {"tp",
                                                   "last_stage_layers",
                                                   "embedding_stage",
                                                   "loss_stage",
-                                                  "pipeline_split"};
+                                                  "pipeline_split",
+                                                  "pipeline_layout"};
 
 // Restrictions on the search. An empty list allows every valid value of that dimension.
 struct PlanSpace {

@@ -136,6 +136,10 @@ struct Parallelism {
   // 4·a·d·h + 3·f·h and the LM head V·h; a block joins the current rank, which closes once the
   // running cost exceeds total·(r+1)/pp — so the first ranks take one layer more. vpp = 1 only.
   bool compute_balanced_split = false;
+  // An explicit layout (Megatron's --pipeline-model-parallel-layout): the decoder layers of each
+  // of the pp·vpp chunks, in chunk order (chunk c on rank c mod pp). Empty = one of the splits
+  // above. The embedding is in chunk 0, the loss (and any MTP layers) in the last.
+  std::vector<int64_t> chunk_layers;
 
   int64_t world_size() const { return tp * pp * cp * dp; }
 };

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "interop/megatron/megatron_arg_table.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/presets.h"
 
@@ -13,165 +14,6 @@ namespace vramplan::interop {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kSource = "Megatron-LM megatron/training/arguments.py";
-
-// Arguments that shape the model: copied into a megatron_gpt model_config under Megatron's own
-// names (model/megatron_config.h), with the JSON type each takes.
-enum class Type { kInt, kFlag, kText };
-struct ModelArg {
-  const char* name;
-  Type type;
-};
-constexpr ModelArg kModelArgs[] = {
-    {"--num-layers", Type::kInt},
-    {"--hidden-size", Type::kInt},
-    {"--ffn-hidden-size", Type::kInt},
-    {"--num-attention-heads", Type::kInt},
-    {"--group-query-attention", Type::kFlag},
-    {"--num-query-groups", Type::kInt},
-    {"--kv-channels", Type::kInt},
-    {"--swiglu", Type::kFlag},
-    {"--normalization", Type::kText},
-    {"--disable-bias-linear", Type::kFlag},
-    {"--add-qkv-bias", Type::kFlag},
-    {"--position-embedding-type", Type::kText},
-    {"--untie-embeddings-and-output-weights", Type::kFlag},
-    {"--qk-layernorm", Type::kFlag},
-    {"--max-position-embeddings", Type::kInt},
-    {"--multi-latent-attention", Type::kFlag},
-    {"--q-lora-rank", Type::kInt},
-    {"--kv-lora-rank", Type::kInt},
-    {"--qk-head-dim", Type::kInt},
-    {"--qk-pos-emb-head-dim", Type::kInt},
-    {"--v-head-dim", Type::kInt},
-    {"--num-experts", Type::kInt},
-    {"--moe-router-topk", Type::kInt},
-    {"--moe-ffn-hidden-size", Type::kInt},
-    {"--moe-shared-expert-intermediate-size", Type::kInt},
-    {"--moe-layer-freq", Type::kText},
-    {"--moe-router-enable-expert-bias", Type::kFlag},
-    {"--mtp-num-layers", Type::kInt},
-};
-
-// Argument prefixes that change nothing vramplan counts: learning rates and schedules,
-// initialisation, data, checkpoints, logging, evaluation, fused-kernel switches that keep the
-// same tensors.
-constexpr const char* kNoEffectPrefixes[] = {
-    "--lr",
-    "--min-lr",
-    "--weight-decay",
-    "--clip-grad",
-    "--adam-",
-    "--sgd-momentum",
-    "--init-method",
-    "--rampup-batch-size",
-    "--train-",
-    "--eval-",
-    "--data-",
-    "--split",
-    "--save",
-    "--load",
-    "--log",
-    "--tensorboard",
-    "--wandb",
-    "--seed",
-    "--exit-",
-    "--timing",
-    "--ckpt",
-    "--dist-ckpt",
-    "--mock-data",
-    "--no-mmap",
-    "--num-workers",
-    "--tokenizer-",
-    "--vocab-file",
-    "--merge-file",
-    "--rotary-",
-    "--norm-epsilon",
-    "--apply-layernorm",
-    "--distributed-backend",
-    "--distributed-timeout",
-    "--use-mcore-models",
-    "--bias-",
-    "--no-bias-",
-    "--masked-softmax",
-    "--no-masked-softmax",
-    "--no-gradient-accumulation",
-    "--overlap-",
-    "--check-",
-    "--deterministic",
-    "--manual-gc",
-    "--rerun-",
-    "--use-checkpoint",
-    "--no-load",
-    "--no-save",
-    "--finetune",
-    "--auto-detect",
-    "--attention-softmax-in-fp32",
-    "--moe-router-load-balancing",
-    "--moe-aux-loss",
-    "--moe-z-loss",
-    "--moe-router-score",
-    "--moe-router-pre-softmax",
-    "--moe-router-dtype",
-    "--moe-router-topk-scaling",
-    "--moe-router-num-groups",
-    "--moe-router-group-topk",
-    "--moe-token-dispatcher",
-    "--moe-permute-fusion",
-    "--moe-input-jitter",
-    "--moe-router-bias-update",
-    "--mtp-loss",
-    "--use-rope-scaling",
-    "--rope-scaling",
-    "--calculate-per-token-loss",
-    "--async-save",
-    "--use-persistent",
-    "--profile",
-    "--nccl-",
-    "--tp-comm-bootstrap",
-    "--reset-",
-    "--eod-mask",
-    "--object-storage",
-    "--micro-batch-size-per",
-    "--ddp-",
-    "--use-dist-ckpt",
-    "--ft-",
-    "--enable-ft",
-    "--straggler",
-    "--num-dataset",
-    "--dataloader",
-    "--no-persist",
-    "--keep-fp8-transpose-cache",
-    "--fp8-margin",
-    "--fp8-amax",
-    "--fp8-interval",
-    "--fp8-wgrad",
-    "--legacy-tokenizer",
-    "--spec",
-    "--hybrid-",
-    "--qk-l2-norm",
-    "--moe-apply-probs",
-    "--disable-vision",
-    "--inference",
-    "--flash-decode",
-    "--result-rejected",
-    "--te-rng-tracker",
-    "--no-create-attention-mask",
-    "--use-cpu-initialization",
-    "--empty-unused-memory-level",
-};
-
-bool no_effect(const std::string& name) {
-  return std::any_of(std::begin(kNoEffectPrefixes), std::end(kNoEffectPrefixes),
-                     [&](const char* p) { return name.rfind(p, 0) == 0; });
-}
-
-std::string underscored(std::string name) {
-  name = name.substr(2);
-  std::replace(name.begin(), name.end(), '-', '_');
-  return name;
-}
 
 // The arguments by name, last occurrence winning; each is marked when a reader takes it.
 class ArgTable {
@@ -237,16 +79,16 @@ class Importer {
 
   std::optional<Error> read_model() {
     json config = {{"model_type", "megatron_gpt"}};
-    for (const ModelArg& a : kModelArgs) {
+    for (const MegatronModelArg& a : megatron_model_args()) {
       const std::string* v = t_.take(a.name);
       if (v == nullptr) continue;
-      const std::string key = underscored(a.name);
+      const std::string key = megatron_arg_field(a.name);
       json value = *v;
-      if (a.type == Type::kInt) {
+      if (a.type == MegatronArgType::kInt) {
         Result<int64_t> n = int_arg(a.name, *v);
         if (!n) return n.error();
         value = *n;
-      } else if (a.type == Type::kFlag) {
+      } else if (a.type == MegatronArgType::kFlag) {
         value = *v != "false";
       }
       config[key] = value;
@@ -481,8 +323,7 @@ class Importer {
     if (const std::string* per_stage = t_.take("--num-layers-per-virtual-pipeline-stage"))
       if (auto e = virtual_stages(*per_stage)) return e;
     if (const std::string* layout = t_.take("--pipeline-model-parallel-layout"))
-      out_.unsupported("--pipeline-model-parallel-layout", *layout,
-                       "explicit pipeline layouts (stage by stage)");
+      out_.set("--pipeline-model-parallel-layout", *layout, "pipeline_layout", *layout);
     return read_fsdp();
   }
 
@@ -590,11 +431,12 @@ class Importer {
   void list_the_rest() {
     for (const auto& [name, value] : t_.all()) {
       if (t_.taken(name)) continue;
-      if (no_effect(name))
+      if (megatron_arg_has_no_memory_effect(name))
         out_.ignore(name, value, kNoMemoryEffect);
       else
         out_.ignore(name, value,
-                    fmt::format("not read by vramplan's Megatron importer ({} lists it)", kSource));
+                    fmt::format("not read by vramplan's Megatron importer ({} lists it)",
+                                kMegatronArgumentsSource));
     }
   }
 

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "interop/emitters.h"
+#include "training/chunk_split.h"
+#include "vramplan/training/pipeline_layout.h"
 
 namespace vramplan::interop {
 namespace {
@@ -209,7 +211,19 @@ std::optional<Error> parallel_args(const Scenario& s, Args& a) {
   const Parallelism& p = s.parallel;
   a.add("--tensor-model-parallel-size", p.tp);
   a.add("--pipeline-model-parallel-size", p.pp);
-  if (p.vpp > 1) a.add("--num-virtual-stages-per-pipeline-rank", p.vpp);
+  // Splits Megatron has no flag for (balanced, by compute cost) are written as its explicit
+  // layout, as is a layout read from one.
+  const bool explicit_layout =
+      p.pp > 1 && (!p.chunk_layers.empty() || p.balanced_split || p.compute_balanced_split);
+  if (explicit_layout) {
+    const ChunkSplit split(s.model, p);
+    std::vector<int64_t> sizes;
+    for (int64_t c = 0; c < split.chunks(); ++c) sizes.push_back(split.size(c));
+    a.add("--pipeline-model-parallel-layout",
+          "\"" + pipeline_layout_text(sizes, s.model.mtp_layers) + "\"");
+  } else if (p.vpp > 1) {
+    a.add("--num-virtual-stages-per-pipeline-rank", p.vpp);
+  }
   if (p.cp > 1) a.add("--context-parallel-size", p.cp);
   if (s.model.is_moe()) {
     a.add("--expert-model-parallel-size", p.ep);
@@ -218,14 +232,15 @@ std::optional<Error> parallel_args(const Scenario& s, Args& a) {
   if (p.tp > 1 && p.sequence_parallel) a.add("--sequence-parallel");
   if (p.distributed_optimizer) a.add("--use-distributed-optimizer");
   if (auto e = sharding_args(p, a)) return e;
-  if (p.balanced_split || p.compute_balanced_split)
-    return cannot_emit(kFormat,
-                       "Megatron-LM splits the layers evenly or by first/last stage counts",
-                       "pipeline_split even, or first_stage_layers/last_stage_layers");
-  if (p.first_stage_layers > 0) a.add("--decoder-first-pipeline-num-layers", p.first_stage_layers);
-  if (p.last_stage_layers > 0) a.add("--decoder-last-pipeline-num-layers", p.last_stage_layers);
-  if (p.embedding_as_stage) a.add("--account-for-embedding-in-pipeline-split");
-  if (p.loss_as_stage) a.add("--account-for-loss-in-pipeline-split");
+  if (explicit_layout) {
+    // The layout places every layer.
+  } else if (p.first_stage_layers > 0)
+    a.add("--decoder-first-pipeline-num-layers", p.first_stage_layers);
+  if (!explicit_layout) {
+    if (p.last_stage_layers > 0) a.add("--decoder-last-pipeline-num-layers", p.last_stage_layers);
+    if (p.embedding_as_stage) a.add("--account-for-embedding-in-pipeline-split");
+    if (p.loss_as_stage) a.add("--account-for-loss-in-pipeline-split");
+  }
   if (p.schedule == Schedule::kGPipe)
     return cannot_emit(kFormat, "Megatron-LM has no all-forward-all-backward schedule",
                        "schedule 1f1b or interleaved");

@@ -35,9 +35,12 @@ describe('form sections', () => {
       option('moved', 'training'),
       option('alpha', 'another'),
       option('model_config', 'model'),
+      option('from', 'input'),
+      option('from_format', 'input'),
     ];
     expect(names(sectionsOf(options, LAYOUT))).toEqual([
-      // No option falls in "model", yet it holds the model source; the model keys are not fields.
+      // No option falls in "model", yet it holds the model source; the model keys are not fields,
+      // nor are a pasted config's (the paste box's).
       'model: ',
       'training: seq_len',
       'parallelism: tp moved',

@@ -2,6 +2,7 @@
 // sub-headings that follow from it. Pure, so that Vitest can check the order a form shows.
 
 import type { OptionSpec } from '../types';
+import { IMPORT_KEYS } from './config_io';
 
 /** How a view names, groups and orders its inputs. */
 export interface FormLayout {
@@ -40,7 +41,8 @@ export const MODEL_KEYS = new Set(['model', 'model_config']);
 export function sectionsOf(options: OptionSpec[], layout: FormLayout): [string, OptionSpec[]][] {
   const byGroup = new Map<string, OptionSpec[]>();
   for (const option of options) {
-    if (MODEL_KEYS.has(option.key)) continue;
+    // The model source holds the model; the paste box, a pasted config.
+    if (MODEL_KEYS.has(option.key) || IMPORT_KEYS.has(option.key)) continue;
     const group = layout.groupOf(option);
     if (!byGroup.has(group)) byGroup.set(group, []);
     byGroup.get(group)!.push(option);

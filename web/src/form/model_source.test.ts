@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isModelError, parseModelConfig } from './model_source';
+import { isModelError, parseModelConfig, presetName } from './model_source';
 
 describe('config.json text', () => {
   it('is sent as the object it holds', () => {
@@ -25,5 +25,14 @@ describe('model errors', () => {
       expect(isModelError(field), field).toBe(true);
     for (const field of ['tp', 'seq_len', 'hidden_size', 'vocab_size', ''])
       expect(isModelError(field), field).toBe(false);
+  });
+});
+
+describe('a preset named by its Hub id', () => {
+  it('is shown by its preset name; other names stay as given', () => {
+    const presets = [{ name: 'Llama-3.1-8B', hub_id: 'meta-llama/Llama-3.1-8B' }];
+    expect(presetName('meta-llama/llama-3.1-8b', presets)).toBe('Llama-3.1-8B');
+    expect(presetName('Llama-3.1-8B', presets)).toBe('Llama-3.1-8B');
+    expect(presetName('Typo-7B', presets)).toBe('Typo-7B');
   });
 });

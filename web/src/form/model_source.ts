@@ -63,6 +63,12 @@ export function parseModelConfig(text: string): { config: object } | { error: Ap
   }
 }
 
+/** The preset a model names, by name or Hub id (a pasted config names it by its Hub id). */
+export function presetName(model: string, presets: Preset[]): string {
+  const lower = model.toLowerCase();
+  return presets.find((p) => p.hub_id?.toLowerCase() === lower)?.name ?? model;
+}
+
 export class ModelSourceInput {
   readonly element: HTMLElement;
   private source: ModelSource = 'preset';
@@ -139,7 +145,7 @@ export class ModelSourceInput {
       this.hub.useFromLink(toText(scenario.model));
     } else if (scenario.model !== undefined) {
       this.source = 'preset';
-      this.presetName = toText(scenario.model);
+      this.presetName = presetName(toText(scenario.model), this.context.presets);
     } else {
       this.source = 'custom';
     }

@@ -7,6 +7,7 @@
 import { el } from '../dom';
 import { coerce, toText } from '../scenario';
 import type { ApiError, Gpu, OptionSpec, Scenario } from '../types';
+import { IMPORT_KEYS } from './config_io';
 import { MODEL_KEYS, sectionsOf, subgroupsOf, type FormLayout } from './layout';
 import { ModelSourceInput, isModelError, type ModelSourceContext } from './model_source';
 import { selectChoices } from './option_choices';
@@ -55,21 +56,30 @@ export class ScenarioForm {
     const scenario: Scenario = {};
     const localError = this.model.addTo(scenario);
     for (const option of this.context.options) {
-      if (MODEL_KEYS.has(option.key)) continue;
+      if (MODEL_KEYS.has(option.key) || IMPORT_KEYS.has(option.key)) continue;
       const raw = this.values.get(option.key);
       if (raw !== undefined && raw.trim() !== '') scenario[option.key] = coerce(option.kind, raw);
     }
     return { scenario, localError };
   }
 
-  /** Shows a scenario (from a shared link): its model source and every option it sets. */
+  /**
+   * Shows a scenario (from a shared link or a pasted config): its model source and every option it
+   * sets; every other option goes back to its default. A pasted text ("from") is the paste box's.
+   */
   load(scenario: Scenario): void {
     this.values.clear();
     this.model.load(scenario);
     for (const [key, value] of Object.entries(scenario)) {
-      if (!MODEL_KEYS.has(key)) this.values.set(key, toText(value));
+      if (!MODEL_KEYS.has(key) && !IMPORT_KEYS.has(key)) this.values.set(key, toText(value));
     }
     this.syncControls();
+  }
+
+  /** The settings this form has an input for (the model's included). */
+  keys(): Set<string> {
+    const keys = new Set([...MODEL_KEYS, ...this.fields.keys()]);
+    return keys;
   }
 
   /** Placeholders and unset checkboxes/selects follow the scenario the core resolved. */

@@ -1,12 +1,25 @@
 // The page the training and inference views share: the scenario form on one side, the live
 // answer on the other. Every change re-estimates after a short pause and only the newest answer
-// is shown; the toolbar shares a link, exports the shown answer and prints a report. A view
-// differs only in what its spec says: the request, the results panel, the exports and the summary.
+// is shown; the toolbar shares a link, exports the shown answer and prints a report. A pasted
+// config or command fills the form (and its understood and ignored keys are listed); the shown
+// run can be written back as a framework's config. A view differs only in what its spec says: the
+// request, the results panel, the exports, the formats and the summary.
 
 import { TransportError, api, type ApiResult } from '../api';
 import { download, el, replace } from '../dom';
 import { estimateToJson } from '../export';
+import { ConfigExport } from '../form/config_export';
+import {
+  emitBody,
+  importBody,
+  importSummary,
+  splitImported,
+  type FormatLists,
+  type ImportedConfig,
+} from '../form/config_io';
+import { ImportReport } from '../form/import_report';
 import type { FormLayout } from '../form/layout';
+import { PasteBox, type ReadOutcome } from '../form/paste_box';
 import { ScenarioForm } from '../form/scenario_form';
 import { LatestOnly, debounce } from '../live';
 import { toText } from '../scenario';
@@ -19,6 +32,8 @@ const TYPING_PAUSE_MS = 150;
 export interface Answer {
   scenario: Record<string, unknown>;
   fit: Fit[];
+  /** What a pasted config set, when the request had one ("from"). */
+  imported?: ImportedConfig;
 }
 
 /** The panel that shows a view's answers. */
@@ -33,6 +48,8 @@ export interface AnswerPanel<A> {
 }
 
 export interface ScenarioPageSpec<A extends Answer> {
+  /** The view's id: element ids of the paste box and the config export start with it. */
+  viewId: string;
   /** Classes of the page's root element. */
   pageClass: string;
   /** Heading above the form. */
@@ -45,6 +62,15 @@ export interface ScenarioPageSpec<A extends Answer> {
   /** Shown below the results (the training view's sweep). */
   extraOutputs?: HTMLElement[];
   request: (scenario: Scenario, signal: AbortSignal) => Promise<ApiResult<A>>;
+  /** The endpoint `request` posts to: "emit" goes there too. */
+  endpoint: '/api/estimate' | '/api/infer';
+  /** The configs the endpoint reads and writes (GET /api/options or /api/infer/options). */
+  formats: FormatLists;
+  /** What the paste box invites. */
+  pastePlaceholder: string;
+  /** The heading and hint of the "Copy as" card. */
+  exportTitle: string;
+  exportHint: string;
   /** The name of an exported file. */
   fileName: (input: Scenario, extension: string) => string;
   toCsv: (answer: A) => string;
@@ -60,6 +86,10 @@ export class ScenarioPage<A extends Answer> {
   private readonly form: ScenarioForm;
   private readonly results: AnswerPanel<A>;
   private readonly requests = new LatestOnly<ApiResult<A>>();
+  private readonly reads = new LatestOnly<ApiResult<A>>();
+  private readonly paste: PasteBox;
+  private readonly report: ImportReport;
+  private readonly exporter: ConfigExport;
   private readonly scheduleEstimate = debounce(() => void this.estimate(), TYPING_PAUSE_MS);
   private readonly announcer: HTMLElement;
   private readonly summary: HTMLElement;
@@ -94,6 +124,23 @@ export class ScenarioPage<A extends Answer> {
       'aria-label': 'Scenario',
     });
     this.shareBox = el('div', { class: 'share-box', hidden: true });
+    this.report = new ImportReport(`${spec.viewId}-import-report`);
+    this.paste = new PasteBox({
+      view: spec.viewId,
+      formats: spec.formats.from,
+      placeholder: spec.pastePlaceholder,
+      reportId: this.report.element.id,
+      read: (text, format) => this.readPaste(text, format),
+    });
+    this.exporter = new ConfigExport({
+      id: `${spec.viewId}-emit`,
+      title: spec.exportTitle,
+      hint: spec.exportHint,
+      formats: spec.formats.emit,
+      request: (format) =>
+        this.shownInput ? api.emit(spec.endpoint, emitBody(this.shownInput, format)) : null,
+      model: () => this.shownInput?.model,
+    });
     replace(
       container,
       el(
@@ -108,10 +155,11 @@ export class ScenarioPage<A extends Answer> {
             el('h2', {}, spec.heading),
             el(
               'button',
-              { type: 'button', class: 'secondary', onclick: () => this.form.resetAll() },
+              { type: 'button', class: 'secondary', onclick: () => this.resetAll() },
               'Reset inputs',
             ),
           ),
+          this.paste.element,
           this.form.element,
         ),
         el(
@@ -119,8 +167,10 @@ export class ScenarioPage<A extends Answer> {
           { class: 'outputs' },
           this.toolbar(),
           this.shareBox,
+          this.report.element,
           this.summary,
           this.results.element,
+          this.exporter.element,
           spec.extraOutputs ?? [],
           this.announcer,
         ),
@@ -151,6 +201,7 @@ export class ScenarioPage<A extends Answer> {
     const { scenario, localError } = this.form.state();
     this.host.publish(scenario);
     this.shareBox.hidden = true;
+    this.exporter.clear();
     // An answer still in flight is for the previous inputs: drop it, so that the results stay
     // pending until these inputs are answered.
     this.requests.cancel();
@@ -201,6 +252,34 @@ export class ScenarioPage<A extends Answer> {
     this.results.showInvalid(error, `Fix the input ${place} to see results.`);
     this.spec.onNoAnswer?.('invalid');
     this.announcer.textContent = error.message;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Configs in
+
+  /**
+   * Reads a pasted config or command through the view's endpoint ("from"), then fills the form
+   * with what it set (every other input back to its default) and estimates that as usual.
+   */
+  private async readPaste(text: string, format: string): Promise<ReadOutcome> {
+    const outcome = await this.reads.run((signal) =>
+      this.spec.request(importBody(text, format), signal),
+    );
+    if (!outcome.current) return { cancelled: true };
+    const result = outcome.value;
+    if (!result.ok) return { error: result.error };
+    const imported = result.value.imported;
+    if (!imported) throw new TransportError('the server did not say what it read (no "imported")');
+    const { shown, unshown } = splitImported(imported.settings, this.form.keys());
+    this.form.load(shown);
+    this.report.show(imported, unshown, 'no input for it in this view: not used');
+    this.changed();
+    return { summary: importSummary(imported) };
+  }
+
+  private resetAll(): void {
+    this.report.clear();
+    this.form.resetAll();
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // A view is one page of the app (training, inference, plan). Each lives in its own folder
 // under views/ and gets the shared catalogs plus a way to publish its scenario to the URL.
 
+import type { FormatLists } from '../form/config_io';
 import type { Gpu, OptionSpec, Preset, Scenario } from '../types';
 
 export interface AppData {
@@ -8,6 +9,8 @@ export interface AppData {
   options: OptionSpec[];
   /** Serving settings (GET /api/infer/options). */
   inferOptions: OptionSpec[];
+  /** The configs and command lines each kind of view can read ("from") and write ("emit"). */
+  formats: { training: FormatLists; serving: FormatLists };
   presets: Preset[];
   gpus: Gpu[];
 }

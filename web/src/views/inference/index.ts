@@ -21,6 +21,7 @@ export const inferenceView: View = {
   options: (data) => data.inferOptions,
   mount(container, host) {
     new ScenarioPage<InferenceEstimate>(container, host, {
+      viewId: 'inference',
       pageClass: 'training-view inference-view',
       heading: 'Serving scenario',
       options: host.data.inferOptions,
@@ -28,6 +29,12 @@ export const inferenceView: View = {
       defaultScenario: DEFAULT_SCENARIO,
       results: new InferenceResults(),
       request: (scenario, signal) => api.infer(scenario, signal),
+      endpoint: '/api/infer',
+      formats: host.data.formats.serving,
+      pastePlaceholder: 'vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2 --max-model-len 32k ...',
+      exportTitle: 'Launch command',
+      exportHint:
+        'The serving scenario above written as the engine’s command line; reading it back gives the same KV capacity.',
       fileName: (input, extension) => exportName(input, extension, 'vramplan-infer', NAME_KEYS),
       toCsv: inferenceToCsv,
       summary,

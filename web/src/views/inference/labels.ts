@@ -40,6 +40,8 @@ const REGROUPED: Record<string, string> = {
 const FORMAT_SUBGROUPS: Record<string, string> = {
   weight_dtype: 'Whole model',
   kv_dtype: 'Whole model',
+  dtype: 'Whole model',
+  quantization: 'Whole model',
   attention_dtype: 'Per module class',
   mlp_dtype: 'Per module class',
   experts_dtype: 'Per module class',
@@ -68,6 +70,8 @@ const LABELS: Record<string, string> = {
   kv_dtype: 'KV cache dtype',
   block_size: 'Paged KV block size (tokens)',
   weight_dtype: 'Weight format',
+  dtype: 'Model dtype (engine --dtype)',
+  quantization: 'Quantise at load (engine --quantization)',
   attention_dtype: 'Attention weights',
   mlp_dtype: 'MLP weights',
   experts_dtype: 'Routed expert weights',

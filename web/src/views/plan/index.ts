@@ -1,18 +1,28 @@
 // The plan view: a model, a GPU count and a batch in; the fastest parallel layouts that fit out
 // (POST /api/plan, the same search as `vramplan plan`). A search takes from milliseconds to
 // seconds, so it runs on the Run button, shows that it is searching, and drops answers to
-// older requests.
+// older requests. A pasted training config fills the inputs (its layout is left to the search;
+// what the form has no input for is kept beside it), and the winner can be copied as a config.
 
 import { TransportError, api, type ApiResult } from '../../api';
 import { el, replace } from '../../dom';
+import { ConfigExport } from '../../form/config_export';
+import { importBody, importSummary } from '../../form/config_io';
+import { ImportReport } from '../../form/import_report';
+import { PasteBox, type ReadOutcome } from '../../form/paste_box';
 import { LatestOnly } from '../../live';
-import { toText } from '../../scenario';
 import type { ApiError, Scenario } from '../../types';
 import type { View, ViewHost } from '../view';
+import { PlanExtras } from './extras';
 import {
   ALL_FIELDS,
   FIXED_FIELDS,
   MAIN_FIELDS,
+  PASTED_MODEL,
+  missingRequired,
+  planEmitBody,
+  planFromSettings,
+  planRequest,
   planSettings,
   searchStatsText,
   type PlanAnswer,
@@ -23,9 +33,9 @@ import { PlanResults } from './results';
 export const planView: View = {
   id: 'plan',
   title: 'Plan',
-  // The plan form keeps every value as the text of its input, so a shared link's values need
-  // no typing: they go into the inputs as they are.
-  options: () => [],
+  // A shared link's values are typed as the training settings: the plan inputs take their text,
+  // and the settings the plan form has no input for (a pasted config's) keep their type.
+  options: (data) => data.options,
   mount(container, host) {
     new PlanPage(container, host);
   },
@@ -43,7 +53,13 @@ class PlanPage {
     hidden: true,
   });
   private readonly status = el('p', { class: 'status', id: 'plan-status', 'aria-live': 'polite' });
-  private readonly results = new PlanResults();
+  private readonly results: PlanResults;
+  private readonly extras: PlanExtras;
+  private readonly report = new ImportReport('plan-import-report');
+  private readonly paste: PasteBox;
+  private readonly exporter: ConfigExport;
+  /** The settings of the search shown: "Copy as" writes its winner. */
+  private shownSearch: Scenario | null = null;
   private readonly runButton = el('button', { type: 'submit', id: 'plan-run' }, 'Run search');
   private readonly cancelButton = el(
     'button',
@@ -51,6 +67,7 @@ class PlanPage {
     'Cancel',
   );
   private readonly requests = new LatestOnly<ApiResult<PlanAnswer>>();
+  private readonly reads = new LatestOnly<ApiResult<PlanAnswer>>();
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -58,6 +75,26 @@ class PlanPage {
     private readonly host: ViewHost,
   ) {
     this.cancelButton.addEventListener('click', () => this.cancel());
+    const formats = host.data.formats.training;
+    this.paste = new PasteBox({
+      view: 'plan',
+      formats: formats.from,
+      placeholder:
+        'torchrun ... pretrain_gpt.py --num-layers 32 ... (its model, batch and training; the layout is searched)',
+      reportId: this.report.element.id,
+      read: (text, format) => this.readPaste(text, format),
+    });
+    this.exporter = new ConfigExport({
+      id: 'plan-emit',
+      title: 'Run the winner',
+      hint: 'The fastest layout written as a framework’s launch script or config, with the model and training above; when a format cannot express it, the fastest one it can (of the top 100), and a note says which.',
+      formats: formats.emit,
+      request: (format) =>
+        this.shownSearch ? api.emit('/api/plan', planEmitBody(this.shownSearch, format)) : null,
+      model: () => this.shownSearch?.model,
+    });
+    this.results = new PlanResults(this.exporter.element);
+    this.extras = new PlanExtras(() => this.dropExtras());
     const form = el(
       'form',
       { class: 'plan-form', 'aria-label': 'Plan inputs', novalidate: true },
@@ -68,6 +105,7 @@ class PlanPage {
         el('summary', {}, 'Fix dimensions (optional; empty ones are searched)'),
         el('fieldset', {}, this.fields(FIXED_FIELDS)),
       ),
+      this.extras.element,
       this.formError,
       el('div', { class: 'toolbar' }, this.runButton, this.cancelButton),
     );
@@ -84,12 +122,13 @@ class PlanPage {
           'aside',
           { class: 'inputs', 'aria-label': 'Inputs' },
           el('h2', {}, 'Plan a layout'),
+          this.paste.element,
           form,
         ),
-        el('div', { class: 'outputs' }, this.status, this.results.element),
+        el('div', { class: 'outputs' }, this.report.element, this.status, this.results.element),
       ),
     );
-    this.load(host.initial);
+    this.load(host.initial, Object.keys(host.initial).length > 0);
     void this.run();
   }
 
@@ -160,28 +199,88 @@ class PlanPage {
     );
   }
 
-  /** Fills the inputs from a shared link, or the defaults for a new view. */
-  private load(initial: Scenario): void {
-    const fromLink = Object.keys(initial).length > 0;
+  /**
+   * Fills the inputs from a shared link (every setting it holds), a pasted config's settings (its
+   * layout left to the search, the other inputs back to their defaults), or the defaults.
+   */
+  private load(settings: Scenario, fromLink: boolean): void {
+    const { fields, extras } = planFromSettings(settings, fromLink);
+    this.extras.set(extras);
+    this.syncPastedModel();
     for (const field of ALL_FIELDS) {
       const control = this.inputs.get(field.key)!;
-      const given = initial[field.key];
       const text =
-        given !== undefined
-          ? toText(given)
-          : fromLink
-            ? (DEFAULTS[field.key] ?? '')
-            : (DEFAULTS[field.key] ?? field.initial ?? '');
+        fields[field.key] ?? DEFAULTS[field.key] ?? (fromLink ? '' : (field.initial ?? ''));
       if (control instanceof HTMLSelectElement && text !== '' && !hasOption(control, text))
         control.append(el('option', { value: text }, text));
       control.value = text;
     }
   }
 
+  /** The model select offers the pasted config's model while there is one. */
+  private syncPastedModel(): void {
+    const select = this.inputs.get('model') as HTMLSelectElement;
+    const existing = Array.from(select.options).find((o) => o.value === PASTED_MODEL);
+    const text = this.extras.configModel();
+    if (text === null) {
+      if (existing) {
+        if (select.value === PASTED_MODEL) select.value = DEFAULTS.model;
+        existing.remove();
+      }
+      return;
+    }
+    const option = existing ?? el('option', { value: PASTED_MODEL });
+    option.textContent = `Pasted config: ${text}`;
+    if (!existing) select.prepend(option);
+  }
+
+  private dropExtras(): void {
+    this.extras.set({});
+    this.syncPastedModel();
+    this.host.publish(this.settings());
+  }
+
   private settings(): Scenario {
     const values: Record<string, string> = {};
     for (const [key, control] of this.inputs) values[key] = control.value;
-    return planSettings(values);
+    return planRequest(values, this.extras.values());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Configs in
+
+  /**
+   * Reads a pasted training config through /api/plan ("from"), fills the inputs with what it set
+   * and searches as usual.
+   */
+  private async readPaste(text: string, format: string): Promise<ReadOutcome> {
+    // A config without a GPU count or global batch (an argument list, a recipe) searches with
+    // the form's, and says so.
+    const body = importBody(text, format);
+    const assumed: string[] = [];
+    let outcome = await this.reads.run((signal) => api.plan<PlanAnswer>(body, signal));
+    for (let tries = 0; tries < 2 && outcome.current && !outcome.value.ok; tries++) {
+      const key = missingRequired(outcome.value.error);
+      const value = key === null ? '' : this.inputs.get(key)!.value.trim();
+      if (key === null || value === '') break;
+      body[key] = planSettings({ [key]: value })[key];
+      assumed.push(`${key} ${value}`);
+      outcome = await this.reads.run((signal) => api.plan<PlanAnswer>(body, signal));
+    }
+    if (!outcome.current) return { cancelled: true };
+    const result = outcome.value;
+    if (!result.ok) return { error: result.error };
+    const imported = result.value.imported;
+    if (!imported) throw new TransportError('the server did not say what it read (no "imported")');
+    this.load({ ...imported.settings, ...assumedSettings(body) }, false);
+    const { extras } = planFromSettings(imported.settings, false);
+    const unshown = Object.entries(extras).filter(([key]) => key !== 'model_config');
+    this.report.show(imported, unshown, 'no input for it here: sent with every search');
+    void this.run();
+    const note = assumed.length
+      ? ` Not in the config, kept from the form: ${assumed.join(', ')}.`
+      : '';
+    return { summary: importSummary(imported) + note };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -191,6 +290,8 @@ class PlanPage {
     const settings = this.settings();
     this.host.publish(settings);
     this.showError(null);
+    this.exporter.clear();
+    this.shownSearch = null;
     this.searching(true);
     let outcome;
     try {
@@ -215,6 +316,7 @@ class PlanPage {
       return;
     }
     this.status.textContent = searchStatsText(outcome.value.value);
+    this.shownSearch = settings;
     this.results.show(outcome.value.value);
   }
 
@@ -252,6 +354,12 @@ class PlanPage {
       this.inputs.get(error.field)!.setAttribute('aria-invalid', 'true');
     }
   }
+}
+
+/** The settings sent beside a pasted text (those the form supplied). */
+function assumedSettings(body: Scenario): Scenario {
+  const { from: _from, from_format: _format, ...rest } = body;
+  return rest;
 }
 
 function hasOption(select: HTMLSelectElement, value: string): boolean {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  PASTED_MODEL,
+  configModelText,
+  missingRequired,
+  planEmitBody,
   mfuText,
+  planFromSettings,
+  planRequest,
   peakText,
   planSettings,
   searchStatsText,
@@ -58,5 +64,79 @@ describe('searchStatsText', () => {
     expect(searchStatsText(answer)).toBe(
       '12,345 layouts evaluated in 0.042 s on 2 thread(s); 1,024 fit.',
     );
+  });
+});
+
+describe('a pasted config in the plan form', () => {
+  const settings = {
+    model_config: { model_type: 'megatron_gpt', num_hidden_layers: 32, hidden_size: 4096 },
+    gpus: 16,
+    seq_len: 8192,
+    global_batch: 128,
+    tp: 2,
+    pp: 2,
+    sequence_parallel: true,
+    distributed_optimizer: true,
+    param_dtype: 'bf16',
+  };
+
+  it('leaves the layout to the search and keeps what has no input as extras', () => {
+    const { fields, extras } = planFromSettings(settings, false);
+    expect(fields).toEqual({
+      model: PASTED_MODEL,
+      gpus: '16',
+      seq_len: '8192',
+      global_batch: '128',
+    });
+    expect(extras).toEqual({ model_config: settings.model_config, param_dtype: 'bf16' });
+  });
+
+  it('keeps a shared link whole: its fixed dimensions are the user’s', () => {
+    const { fields, extras } = planFromSettings({ model: 'Llama-3.1-8B', tp: 2, vpp: 2 }, true);
+    expect(fields).toEqual({ model: 'Llama-3.1-8B', tp: '2' });
+    expect(extras).toEqual({ vpp: 2 });
+  });
+
+  it('sends the config model only while it is selected', () => {
+    const extras = { model_config: settings.model_config, param_dtype: 'bf16' };
+    expect(planRequest({ model: PASTED_MODEL, gpus: '16', global_batch: '128' }, extras)).toEqual({
+      model_config: settings.model_config,
+      param_dtype: 'bf16',
+      gpus: 16,
+      global_batch: 128,
+    });
+    expect(planRequest({ model: 'Qwen3-8B', gpus: '16' }, extras)).toEqual({
+      model: 'Qwen3-8B',
+      param_dtype: 'bf16',
+      gpus: 16,
+    });
+  });
+
+  it('names the config model by its shape', () => {
+    expect(configModelText(settings.model_config)).toBe('megatron_gpt, 32 layers, hidden 4096');
+    expect(configModelText({ model_type: 'megatron_gpt', num_layers: 80 })).toBe(
+      'megatron_gpt, 80 layers',
+    );
+    expect(configModelText(null)).toBe('config');
+  });
+
+  it('says which required setting the config lacked', () => {
+    expect(missingRequired({ field: 'gpus', value: '' })).toBe('gpus');
+    expect(missingRequired({ field: 'global_batch', value: '' })).toBe('global_batch');
+    expect(missingRequired({ field: 'gpus', value: '0' })).toBeNull();
+    expect(missingRequired({ field: '--tensor-model-parallel-size', value: '' })).toBeNull();
+  });
+});
+
+describe('copying the winner', () => {
+  it('looks through at least the top 100 for a layout the format can write', () => {
+    expect(planEmitBody({ model: 'Llama-3.1-8B', gpus: 16, top: 5 }, 'megatron')).toEqual({
+      model: 'Llama-3.1-8B',
+      gpus: 16,
+      top: 100,
+      emit: 'megatron',
+    });
+    expect(planEmitBody({ top: 200 }, 'megatron').top).toBe(200);
+    expect(planEmitBody({}, 'megatron').top).toBe(100);
   });
 });

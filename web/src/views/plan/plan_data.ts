@@ -1,7 +1,8 @@
 // The plan view's pure parts: which inputs it has, turning them into /api/plan settings, and
 // how a candidate's numbers are written. Kept apart from the DOM so Vitest can check them.
 
-import { coerce } from '../../scenario';
+import type { ImportedConfig } from '../../form/config_io';
+import { coerce, toText } from '../../scenario';
 import { gibFixed, groupDigits, percent } from '../../format';
 import type { OptionKind, Scenario } from '../../types';
 
@@ -119,6 +120,106 @@ export function planSettings(values: Record<string, string>): Scenario {
   return settings;
 }
 
+/**
+ * The settings that describe a layout (vramplan/plan/planner.h kPlanLayoutKeys): the planner
+ * searches them, so a pasted config's values for them are listed as ignored, not filled in.
+ */
+export const SEARCHED_KEYS = new Set([
+  'tp',
+  'sequence_parallel',
+  'pp',
+  'vpp',
+  'schedule',
+  'dp',
+  'cp',
+  'ep',
+  'etp',
+  'zero',
+  'fsdp',
+  'fsdp_shard_group',
+  'recompute',
+  'micro_batch',
+  'distributed_optimizer',
+  'first_stage_layers',
+  'last_stage_layers',
+  'embedding_stage',
+  'loss_stage',
+  'pipeline_split',
+  'pipeline_layout',
+]);
+
+/** The model select's entry for a model that came as a config (a pasted Megatron script's). */
+export const PASTED_MODEL = '(model of the pasted config)';
+
+/**
+ * A plan's settings split for the form: the text of each plan input, and the settings it has no
+ * input for ("extras": sent with every search, listed on the page, kept in the link). A model
+ * given as a config selects PASTED_MODEL. Layout settings are left to the search unless `keepLayout`
+ * (a shared link, where the user fixed them on purpose).
+ */
+export function planFromSettings(
+  settings: Scenario,
+  keepLayout: boolean,
+): { fields: Record<string, string>; extras: Scenario } {
+  const fieldKeys = new Set(ALL_FIELDS.map((f) => f.key));
+  const fields: Record<string, string> = {};
+  const extras: Scenario = {};
+  for (const [key, value] of Object.entries(settings)) {
+    if (value === null || value === undefined || key === 'from' || key === 'from_format') continue;
+    if (fieldKeys.has(key) && (keepLayout || !SEARCHED_KEYS.has(key))) fields[key] = toText(value);
+    else if (!SEARCHED_KEYS.has(key) || keepLayout) extras[key] = value;
+  }
+  if (extras.model_config !== undefined && fields.model === undefined) fields.model = PASTED_MODEL;
+  return { fields, extras };
+}
+
+/**
+ * The /api/plan body: the inputs' settings with the extras beside them. A config model goes only
+ * while PASTED_MODEL is selected; another choice replaces it.
+ */
+export function planRequest(values: Record<string, string>, extras: Scenario): Scenario {
+  const settings = planSettings(values);
+  const rest: Scenario = { ...extras };
+  if (settings.model === PASTED_MODEL) delete settings.model;
+  else delete rest.model_config;
+  return { ...rest, ...settings };
+}
+
+/**
+ * How many of the fastest layouts "Copy as" looks through for the best one a format can express
+ * (the server writes the best-ranked it can, with a note naming it when it is not the first):
+ * more than the table shows, since the fastest layouts are often ones a framework cannot run as
+ * written (Megatron-LM has no FSDP shard_grad_op).
+ */
+export const EMIT_SEARCH_TOP = 100;
+
+/** The /api/plan body that writes the winner of `settings`' search as `format`. */
+export function planEmitBody(settings: Scenario, format: string): Scenario {
+  const top = typeof settings.top === 'number' ? settings.top : 0;
+  return { ...settings, top: Math.max(top, EMIT_SEARCH_TOP), emit: format };
+}
+
+/** The settings a search cannot go without; a pasted config may lack them. */
+const REQUIRED_KEYS = ['gpus', 'global_batch'];
+
+/**
+ * The required setting a refused search lacked (the pasted config has no GPU count or global
+ * batch: the error names it with no value), or null for any other error.
+ */
+export function missingRequired(error: { field: string; value: string }): string | null {
+  return REQUIRED_KEYS.includes(error.field) && error.value === '' ? error.field : null;
+}
+
+/** What a config model is, for the model select: "megatron_gpt, 32 layers, hidden 4096". */
+export function configModelText(config: unknown): string {
+  const c = (config ?? {}) as Record<string, unknown>;
+  const parts = [typeof c.model_type === 'string' ? c.model_type : 'config'];
+  const layers = c.num_hidden_layers ?? c.num_layers; // a config.json's, a Megatron model's
+  if (layers !== undefined) parts.push(`${toText(layers)} layers`);
+  if (c.hidden_size !== undefined) parts.push(`hidden ${toText(c.hidden_size)}`);
+  return parts.join(', ');
+}
+
 /** The /api/plan answer, as far as the view reads it (plan_to_json's stable keys). */
 export interface PlanCandidate {
   rank?: number;
@@ -144,6 +245,8 @@ export interface PlanAnswer {
   why: string;
   closest_miss: PlanCandidate | null;
   suggestions: string[];
+  /** Present when the request read a pasted config ("from"). */
+  imported?: ImportedConfig;
 }
 
 /** Tokens per second per GPU as the CLI prints it: whole tokens with thousands separators. */

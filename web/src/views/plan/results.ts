@@ -1,6 +1,6 @@
 // The plan view's answer on screen: the fastest layouts that fit as a table (each with a link that
-// opens it in the estimate view), why the first one wins, and their speeds as a bar chart; or,
-// when none fits, the closest miss and what to change.
+// opens it in the estimate view), why the first one wins with the card that writes it as a config,
+// and their speeds as a bar chart; or, when none fits, the closest miss and what to change.
 
 import { Chart } from '../../charts';
 import { el, replace } from '../../dom';
@@ -22,6 +22,9 @@ export class PlanResults {
     'aria-label': 'Plan results',
   });
   private chart: Chart | null = null;
+
+  /** `winnerExport`: the "Copy as" card, shown beside the winner while a layout fits. */
+  constructor(private readonly winnerExport: HTMLElement) {}
 
   /** While a search runs the shown answer is outdated: dimmed and marked busy. */
   setSearching(on: boolean): void {
@@ -74,6 +77,7 @@ export class PlanResults {
         el('h2', {}, 'Why this layout'),
         el('p', { id: 'plan-why' }, answer.why),
       ),
+      this.winnerExport,
       el(
         'div',
         { class: 'card' },

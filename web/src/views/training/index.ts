@@ -40,6 +40,7 @@ export const trainingView: View = {
   mount(container, host) {
     const sweep = new SweepPanel();
     new ScenarioPage<Estimate>(container, host, {
+      viewId: 'training',
       pageClass: 'training-view',
       heading: 'Scenario',
       options: host.data.options,
@@ -48,6 +49,13 @@ export const trainingView: View = {
       results: new ResultsPanel(),
       extraOutputs: [sweep.element],
       request: (scenario, signal) => api.estimate(scenario, signal),
+      endpoint: '/api/estimate',
+      formats: host.data.formats.training,
+      pastePlaceholder:
+        'torchrun ... pretrain_gpt.py --tensor-model-parallel-size 2 ... (a launch script, an argument list or a recipe YAML)',
+      exportTitle: 'Export as framework config',
+      exportHint:
+        'The inputs of the estimate above written as a framework’s launch script or config, ready to run; reading it back gives the same estimate.',
       fileName: (input, extension) => exportName(input, extension),
       toCsv: estimateToCsv,
       summary,

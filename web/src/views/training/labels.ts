@@ -79,6 +79,7 @@ export const LABELS: Record<string, string> = {
   seq_len: 'Sequence length',
   micro_batch: 'Micro-batch size',
   global_batch: 'Global batch size',
+  grad_accum: 'Gradient accumulation steps',
   recompute: 'Activation recomputation',
   recompute_layers: 'Recomputed layers per stage',
   flash_attention: 'Flash attention',
@@ -133,6 +134,8 @@ export const LABELS: Record<string, string> = {
   attention_scores_buffer: 'Persistent attention-scores buffer',
   fp32_grad_copy: 'fp32 gradient copy at the step',
   zero3_live_params: 'ZeRO-3 live parameters (DeepSpeed)',
+  comm_bucket_elements: 'ZeRO reduce bucket (elements)',
+  optimizer_foreach_temporaries: 'Foreach AdamW step temporary',
   framework: 'Training framework',
 };
 
