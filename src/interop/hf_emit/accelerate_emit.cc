@@ -64,7 +64,7 @@ struct Written {
   std::string torch_dtype;  // --torch_dtype when the weights are loaded in a 16-bit dtype
 };
 
-std::string fsdp_config(const Scenario& s, Written& w) {
+std::string fsdp_config(const Scenario& s) {
   const Parallelism& p = s.parallel;
   std::string c = "distributed_type: FSDP\nfsdp_config:\n";
   const bool v2 =
@@ -83,7 +83,6 @@ std::string fsdp_config(const Scenario& s, Written& w) {
   c += fmt::format("  fsdp_activation_checkpointing: {}\n",
                    s.training.recompute == Recompute::kFull);
   c += "  fsdp_offload_params: false\n";
-  (void)w;
   return c;
 }
 
@@ -121,7 +120,7 @@ Result<Written> distributed(const Scenario& s, Scenario& ref) {
   }
   const bool mixed = w.torch_dtype.empty() && w.precision != hf::Precision::kFp32;
   if (p.fsdp != FsdpMode::kNone) {
-    w.config = fsdp_config(s, w);
+    w.config = fsdp_config(s);
     if (p.fsdp == FsdpMode::kHybridShard) ref.parallel.fsdp_shard_group = p.fsdp_shard_group;
     ref.conventions.fsdp_mixed_precision = mixed;
     if (mixed) ref.training.reduce_dtype = hf::precision_dtype(w.precision);

@@ -60,7 +60,7 @@ void apply_overrides(const std::vector<std::string>& words, json& doc, hf::DocKe
   }
 }
 
-Result<Imported> read_script(const hf::HfLaunch& launch, const Document& d) {
+Result<Imported> read_script(const hf::HfLaunch& launch) {
   ImportBuilder out("torchtune");
   const std::vector<std::string>& program = launch.command.program;
   out.understood(program.front(), "", "the torchtune recipe it runs");
@@ -86,7 +86,6 @@ Result<Imported> read_script(const hf::HfLaunch& launch, const Document& d) {
   apply_overrides(overrides, recipe, keys);
   for (const std::string& w : overrides)
     if (w.find('=') == std::string::npos) out.ignore(w, "", "not a key=value override");
-  (void)d;
   if (auto e = read_torchtune_recipe(keys, launch_of(launch), out)) return *e;
   return out.finish();
 }
@@ -106,7 +105,7 @@ bool recognises_torchtune(const Document& d) {
 }
 
 Result<Imported> read_torchtune(const Document& d) {
-  if (std::optional<hf::HfLaunch> launch = tune_launch(d)) return read_script(*launch, d);
+  if (std::optional<hf::HfLaunch> launch = tune_launch(d)) return read_script(*launch);
   if (!d.yaml || !d.yaml->is_object())
     return Error{"from", std::string(d.text.substr(0, 60)),
                  "a torchtune recipe YAML or a tune run script", "neither"};
