@@ -495,7 +495,9 @@ TEST(Pipelining, TheLastStageKeepsEveryMicrobatchsLogitsAndOneLossBackward) {
   EXPECT_EQ(loss, 4 * logits * 4 + logits * 8);
   // Without the convention (another pipeline engine) nothing is kept past the backward.
   settings["pipeline_keeps_last_outputs"] = false;
-  for (const Row& r : estimate(resolved(settings), {.explain = false})->stages.back().rows)
+  // Bind the estimate first: a range-for over a temporary's member would read freed memory.
+  const Estimate plain = *estimate(resolved(settings), {.explain = false});
+  for (const Row& r : plain.stages.back().rows)
     EXPECT_NE(r.component, "pipeline outputs kept (logits)");
 }
 
