@@ -1,0 +1,165 @@
+// The Python extension module vramplan._core: a front end like cli/ and server/. Each call takes
+// the settings as JSON text (the keys of a scenario file / API body) and answers JSON text built by
+// the very functions `vramplan <command> --format json` prints, so that Python's .to_dict() equals
+// the CLI's JSON. An Error travels back as its JSON ({"field", "value", "accepted", "reason",
+// "message"}) and python/vramplan/_api.py raises vramplan.Error from it.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hub/hub_models.h"
+#include "vramplan/interop/emit.h"
+#include "vramplan/interop/import.h"
+#include "vramplan/io/estimate_request.h"
+#include "vramplan/io/inference_request.h"
+#include "vramplan/io/plan_settings.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/plan/planner.h"
+#include "vramplan/report/catalog_json.h"
+#include "vramplan/report/plan_report.h"
+#include "vramplan/report/settings_report.h"
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace vramplan::python {
+namespace {
+
+// (true, JSON text) or (false, the error's JSON text).
+using Answer = std::pair<bool, std::string>;
+
+Answer failed(const Error& error) {
+  return {false, json{{"field", error.field},
+                      {"value", error.value},
+                      {"accepted", error.accepted},
+                      {"reason", error.reason},
+                      {"message", error.message()}}
+                     .dump()};
+}
+
+// A model given as a path is read as the CLI reads it (errors name "model").
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error{"model", path, "a readable config.json, a preset name or a Hub id",
+                 "the file cannot be opened"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<json> parse_settings(const std::string& text) {
+  json settings = json::parse(text, nullptr, false);
+  if (settings.is_discarded() || !settings.is_object())
+    return Error{"settings", text, "a JSON object of scenario keys", "not a JSON object"};
+  return settings;
+}
+
+// "emit" is no scenario setting: it is taken out before the settings are read, as the API does.
+Result<std::optional<std::string>> take_emit(json& settings) {
+  if (!settings.contains("emit")) return std::optional<std::string>();
+  json value = settings["emit"];
+  settings.erase("emit");
+  if (value.is_null()) return std::optional<std::string>();
+  if (!value.is_string())
+    return Error{"emit", value.dump(), "a format name (vramplan.emit_formats())", "not a string"};
+  return std::optional<std::string>(value.get<std::string>());
+}
+
+Answer emitted(const Result<std::string>& config, const std::string& format) {
+  if (!config) return failed(config.error());
+  return {true, json{{"config", *config}, {"format", format}}.dump()};
+}
+
+Answer estimate(const std::string& text) {
+  Result<json> parsed = parse_settings(text);
+  if (!parsed) return failed(parsed.error());
+  json settings = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(settings);
+  if (!emit) return failed(emit.error());
+  const FileReader reader = read_file;
+  hub::HubModels hub_models;
+  Result<SettingsEstimate> result = estimate_settings(settings, reader, hub_models.fetcher(reader));
+  if (!result) return failed(result.error());
+  SettingsEstimate answer = std::move(result).value();
+  if (*emit) return emitted(emit_training(answer.resolved.scenario, settings, **emit), **emit);
+  const std::optional<json> checkpoint =
+      hub_models.report(answer.estimate.parameters.total, answer.estimate.warnings);
+  json out = settings_estimate_to_json(answer);
+  if (checkpoint) out["checkpoint"] = *checkpoint;
+  return {true, out.dump()};
+}
+
+Answer infer(const std::string& text) {
+  Result<json> parsed = parse_settings(text);
+  if (!parsed) return failed(parsed.error());
+  json settings = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(settings);
+  if (!emit) return failed(emit.error());
+  const FileReader reader = read_file;
+  hub::HubModels hub_models;
+  Result<SettingsInference> result = infer_settings(settings, reader, hub_models.fetcher(reader));
+  if (!result) return failed(result.error());
+  SettingsInference answer = std::move(result).value();
+  if (*emit) return emitted(emit_serving(answer.resolved.scenario, settings, **emit), **emit);
+  const std::optional<json> checkpoint =
+      hub_models.report(answer.estimate.parameters.total, answer.estimate.warnings);
+  json out = settings_inference_to_json(answer);
+  if (checkpoint) out["checkpoint"] = *checkpoint;
+  return {true, out.dump()};
+}
+
+Answer plan(const std::string& text) {
+  Result<json> parsed = parse_settings(text);
+  if (!parsed) return failed(parsed.error());
+  Result<PlanResult> result = plan_from_settings(*parsed, read_file);
+  if (!result) return failed(result.error());
+  return {true, plan_to_json(*result).dump()};
+}
+
+// The files a launch config names (a DeepSpeed JSON beside a torchrun line, ...), for the caller
+// to read beside the config as the CLI's --from does.
+std::vector<std::string> named_files(const std::string& text, const std::string& format,
+                                     const std::string& beside) {
+  Result<json> settings = parse_settings(beside);
+  return files_named(text, format, settings ? *settings : json::object());
+}
+
+json formats_json() {
+  json out = {{"from", json::array()}, {"emit", json::array()}};
+  for (const ImportFormat& f : import_formats())
+    out["from"].push_back({{"name", f.name}, {"what", f.what}});
+  for (const EmitFormat& f : emit_formats())
+    out["emit"].push_back({{"name", f.name}, {"what", f.what}});
+  return out;
+}
+
+// Runs `f` with the GIL released: the core is pure C++ and thread-safe, so other Python threads
+// (and several plans at once) run alongside.
+template <typename F>
+Answer released(F f, const std::string& text) {
+  py::gil_scoped_release release;
+  return f(text);
+}
+
+}  // namespace
+}  // namespace vramplan::python
+
+PYBIND11_MODULE(_core, m) {
+  namespace vp = vramplan::python;
+  m.doc() = "vramplan's C++ core; use the vramplan package, not this module.";
+  m.def("estimate", [](const std::string& s) { return vp::released(vp::estimate, s); });
+  m.def("infer", [](const std::string& s) { return vp::released(vp::infer, s); });
+  m.def("plan", [](const std::string& s) { return vp::released(vp::plan, s); });
+  m.def("models", [] { return vramplan::presets_json().dump(); });
+  m.def("gpus", [] { return vramplan::gpus_json().dump(); });
+  m.def("formats", [] { return vp::formats_json().dump(); });
+  m.def("files_named", &vp::named_files);
+}
