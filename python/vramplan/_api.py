@@ -179,17 +179,17 @@ def check(headroom=0.0, **settings):
     est = estimate(**settings)
     data = est.to_dict()
     fit = data["fit"][0]
-    usable = fit["memory_bytes"] * (1 - headroom)
-    peak = data["peak"]["reserved_bytes"]
+    usable = fit["usable_bytes"] * (1 - headroom)
+    peak = data["peak"]["device_bytes"]
     if peak <= usable:
         return est
-    lines = [f"{'stage':>5}  {'component':<28} {'GiB':>9}"]
-    for s, stage in enumerate(data["stages"]):
+    lines = [f"{'stage':<10} {'component':<32} {'GiB':>9}"]
+    for stage in data["stages"]:
         for row in stage["rows"]:
-            lines.append(f"{s:>5}  {row['component']:<28} {row['bytes'] / 2**30:>9.2f}")
+            lines.append(f"{stage['name']:<10} {row['component']:<32} {row['bytes'] / 2**30:>9.2f}")
     reason = (
-        f"the peak per GPU, {peak / 2**30:.2f} GiB reserved, exceeds {usable / 2**30:.2f} GiB "
-        f"({fit['gpu']} less {headroom:.0%} headroom)\n" + "\n".join(lines)
+        f"the peak per GPU, {peak / 2**30:.2f} GiB on the device, exceeds {usable / 2**30:.2f} GiB "
+        f"(usable on {fit['gpu']} less {headroom:.0%} headroom)\n" + "\n".join(lines)
     )
     raise FitError("gpu", fit["gpu"], "a layout whose peak fits (vramplan.plan ranks them)",
                    reason, est)
