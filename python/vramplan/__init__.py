@@ -11,6 +11,7 @@ True
 
 from ._api import (
     Error,
+    FitError,
     Result,
     check,
     emit_formats,
@@ -25,6 +26,7 @@ from ._api import (
 
 __all__ = [
     "Error",
+    "FitError",
     "Result",
     "check",
     "emit_formats",

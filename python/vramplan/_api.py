@@ -7,6 +7,8 @@ import os
 from . import _core
 from ._result import Result, wrap
 
+__all__ = ["Result"]
+
 
 class Error(ValueError):
     """Bad input, as the C++ vramplan::Error: the field as you named it, the value you gave,
@@ -58,13 +60,13 @@ def _call(function, settings):
     try:
         text = json.dumps(settings)
     except (TypeError, ValueError) as e:
-        raise Error("settings", repr(settings), "JSON values (numbers, text, bools, dicts)",
-                    str(e)) from None
+        raise Error(
+            "settings", repr(settings), "JSON values (numbers, text, bools, dicts)", str(e)
+        ) from None
     ok, answer = function(text)
     data = json.loads(answer)
     if not ok:
-        raise Error(data["field"], data["value"], data["accepted"], data["reason"],
-                    data["message"])
+        raise Error(data["field"], data["value"], data["accepted"], data["reason"], data["message"])
     return Result(data)
 
 
@@ -172,8 +174,10 @@ def check(headroom=0.0, **settings):
     Traceback (most recent call last):
     vramplan.FitError: ...
     """
-    if not isinstance(headroom, (int, float)) or isinstance(headroom, bool) or not (
-        0 <= headroom < 1
+    if (
+        not isinstance(headroom, (int, float))
+        or isinstance(headroom, bool)
+        or not (0 <= headroom < 1)
     ):
         raise Error("headroom", repr(headroom), "a fraction from 0 (none) up to, not including, 1")
     est = estimate(**settings)
@@ -191,5 +195,6 @@ def check(headroom=0.0, **settings):
         f"the peak per GPU, {peak / 2**30:.2f} GiB on the device, exceeds {usable / 2**30:.2f} GiB "
         f"(usable on {fit['gpu']} less {headroom:.0%} headroom)\n" + "\n".join(lines)
     )
-    raise FitError("gpu", fit["gpu"], "a layout whose peak fits (vramplan.plan ranks them)",
-                   reason, est)
+    raise FitError(
+        "gpu", fit["gpu"], "a layout whose peak fits (vramplan.plan ranks them)", reason, est
+    )

@@ -15,7 +15,7 @@ import sys
 # Lowest first. A folder may include the ones before it, never the ones after.
 LAYERS = ["base", "model", "training", "serving", "perf", "plan", "interop", "io", "report",
           "validation",
-          "hub", "server", "cli"]
+          "hub", "python", "server", "cli"]
 MAX_LINES = 600
 MAX_FILES = 25
 SOURCE_SUFFIXES = (".cc", ".h", ".ts", ".css", ".py", ".sh", ".mjs", ".cmake")
