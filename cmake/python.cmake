@@ -22,7 +22,11 @@ else()
     add_test(NAME python.pytest
              COMMAND ${Python_EXECUTABLE} -m pytest -q -p no:cacheprovider
                      ${CMAKE_SOURCE_DIR}/python/tests)
-    set_tests_properties(python.pytest PROPERTIES ENVIRONMENT
+    # The example notebook, run in a fresh ipykernel (nbclient; Debian's python3-nbclient).
+    add_test(NAME python.notebook
+             COMMAND ${Python_EXECUTABLE} ${CMAKE_SOURCE_DIR}/python/tests/run_notebook.py
+                     ${CMAKE_SOURCE_DIR}/python/examples/vramplan.ipynb)
+    set_tests_properties(python.pytest python.notebook PROPERTIES ENVIRONMENT
         "PYTHONPATH=${CMAKE_BINARY_DIR}/python;VRAMPLAN_CLI=$<TARGET_FILE:vramplan>;VRAMPLAN_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
   endif()
 endif()

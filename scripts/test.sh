@@ -17,8 +17,17 @@ python="$(scripts/find_python.sh pytest)" || {
 "$python" -m pytest -q -p no:cacheprovider scripts
 
 echo "== build and test (RelWithDebInfo)"
+# The Python package's module (python/, docs/python.md) is built in the same build dir, over the
+# same static libraries (compiled once, as position-independent code), for a python3 that can also
+# run its tests and example notebook (ctest python.pytest, python.notebook).
+nb_python="$(scripts/find_python.sh pytest nbclient nbformat ipykernel)" || {
+  echo "test.sh: no python3 with pytest, nbclient, nbformat and ipykernel (scripts/setup.sh test)" >&2
+  exit 1
+}
+nb_python="$(command -v "$nb_python")"
 # ON explicitly: scripts/run.sh configures the same build dir without tests and benchmarks.
-scripts/build.sh build -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=ON
+scripts/build.sh build -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=ON -DVRAMPLAN_BUILD_PYTHON=ON \
+  -DPython_EXECUTABLE="$nb_python"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
