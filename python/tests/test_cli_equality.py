@@ -50,6 +50,19 @@ def test_plan_equals_cli(cli, tmp_path):
     assert answer == expected
 
 
+ROOFLINES = [
+    {"model": "Llama-3.1-8B"},
+    {"model": "Llama-3.1-8B", "tp": 4, "gpu": "a100-80gb"},
+]
+
+
+@pytest.mark.parametrize("settings", ROOFLINES, ids=lambda s: json.dumps(s))
+def test_roofline_equals_cli(cli, tmp_path, settings):
+    done = cli("roofline", "--format", "json", scenario=settings, tmp=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert vramplan.roofline(**settings).to_dict() == json.loads(done.stdout)
+
+
 def test_models_and_gpus_equal_cli(cli):
     for name, function in (("models", vramplan.models), ("gpus", vramplan.gpus)):
         done = cli(name, "--format", "json")

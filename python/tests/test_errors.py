@@ -17,6 +17,8 @@ BAD = [
     ("infer", {"model": "Llama-3.1-8B", "context": 0}, "context"),
     ("infer", {"model": "Llama-3.1-8B", "kv_dtype": "int3"}, "kv_dtype"),
     ("plan", {"model": "Llama-3.1-8B", "global_batch": 64}, "gpus"),
+    ("roofline", {"model": "Llama-3.1-8B", "gpu": "no-such-gpu"}, "gpu"),
+    ("roofline", {"model": "Llama-3.1-8B", "gpu_memory_gib": 80}, "gpu_memory_gib"),
 ]
 
 

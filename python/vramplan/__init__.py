@@ -22,6 +22,7 @@ from ._api import (
     infer,
     models,
     plan,
+    roofline,
 )
 
 __all__ = [
@@ -37,4 +38,5 @@ __all__ = [
     "infer",
     "models",
     "plan",
+    "roofline",
 ]

@@ -103,6 +103,16 @@ def plan(**settings):
     return _call(_core.plan, _settings(settings))
 
 
+def roofline(**settings):
+    """The roofline of one layer's operations and the step-time model on the chosen GPU:
+    ``vramplan roofline --format json`` with the GPU's default cluster (the CLI's
+    ``--gpus-per-node`` / ``--*-node-gbps`` and ``--gpu-catalog`` flags are not taken here).
+
+    >>> vramplan.roofline(model="Llama-3.1-8B", gpu="h100-80gb").step  # doctest: +SKIP
+    """
+    return _call(_core.roofline, _settings(settings))
+
+
 def models():
     """The model presets (``vramplan models --format json``): a list of answers."""
     return wrap(json.loads(_core.models()))

@@ -3,6 +3,7 @@
 // the very functions `vramplan <command> --format json` prints, so that Python's .to_dict() equals
 // the CLI's JSON. An Error travels back as its JSON ({"field", "value", "accepted", "reason",
 // "message"}) and python/vramplan/_api.py raises vramplan.Error from it.
+#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -21,9 +22,13 @@
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/plan_settings.h"
 #include "vramplan/io/scenario_io.h"
+#include "vramplan/perf/hardware.h"
+#include "vramplan/perf/roofline.h"
+#include "vramplan/perf/step_time.h"
 #include "vramplan/plan/planner.h"
 #include "vramplan/report/catalog_json.h"
 #include "vramplan/report/plan_report.h"
+#include "vramplan/report/roofline_report.h"
 #include "vramplan/report/settings_report.h"
 
 namespace py = pybind11;
@@ -124,6 +129,29 @@ Answer plan(const std::string& text) {
   return {true, plan_to_json(*result).dump()};
 }
 
+// `vramplan roofline --format json` on the built-in catalog and the GPU's default cluster (the
+// CLI's --gpu-catalog and cluster flags are not scenario keys and are not taken here).
+Answer roofline(const std::string& text) {
+  Result<json> parsed = parse_settings(text);
+  if (!parsed) return failed(parsed.error());
+  Result<ResolvedScenario> resolved = resolve_scenario(*parsed, read_file);
+  if (!resolved) return failed(resolved.error());
+  if (resolved->gpu_memory_gib)
+    return failed(Error{"gpu_memory_gib", fmt::format("{:g}", *resolved->gpu_memory_gib),
+                        "a catalog GPU (gpu=), whose speeds the roofline needs",
+                        "a capacity alone has no peak FLOP/s or bandwidth"});
+  const GpuCatalog& catalog = builtin_gpus();
+  const std::string id = resolved->gpu.empty() ? "h100-80gb" : resolved->gpu;
+  const Gpu* gpu = catalog.find(id);
+  if (gpu == nullptr) return failed(Error{"gpu", id, catalog.ids(), "not in the GPU catalog"});
+  Result<Roofline> roof = compute_roofline(resolved->scenario, *gpu);
+  if (!roof) return failed(roof.error());
+  const Cluster cluster = default_cluster(*gpu);
+  Result<StepTime> step = estimate_step_time(resolved->scenario, *gpu, cluster);
+  if (!step) return failed(step.error());
+  return {true, roofline_to_json(*roof, *step, cluster).dump()};
+}
+
 // The files a launch config names (a DeepSpeed JSON beside a torchrun line, ...), for the caller
 // to read beside the config as the CLI's --from does.
 std::vector<std::string> named_files(const std::string& text, const std::string& format,
@@ -158,6 +186,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("estimate", [](const std::string& s) { return vp::released(vp::estimate, s); });
   m.def("infer", [](const std::string& s) { return vp::released(vp::infer, s); });
   m.def("plan", [](const std::string& s) { return vp::released(vp::plan, s); });
+  m.def("roofline", [](const std::string& s) { return vp::released(vp::roofline, s); });
   m.def("models", [] { return vramplan::presets_json().dump(); });
   m.def("gpus", [] { return vramplan::gpus_json().dump(); });
   m.def("formats", [] { return vp::formats_json().dump(); });
