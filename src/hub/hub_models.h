@@ -16,8 +16,8 @@
 
 #include "hub/hub_client.h"
 #include "hub/safetensors.h"
-#include "vramplan/model/params.h"
 #include "vramplan/io/scenario_io.h"
+#include "vramplan/model/params.h"
 
 namespace vramplan::hub {
 

@@ -106,8 +106,7 @@ std::variant<TensorStats, std::string> parse_safetensors_header(std::string_view
     int64_t& per_dtype = stats.dtype_elements[tensor["dtype"].get<std::string>()];
     int64_t& per_module = stats.modules[module_of(name)];
     if (!checked_add(per_dtype, *elements) || !checked_add(per_module, *elements) ||
-        !checked_add(stats.elements, *elements) ||
-        !checked_add(stats.bytes, *bytes))
+        !checked_add(stats.elements, *elements) || !checked_add(stats.bytes, *bytes))
       return std::string("the tensor sizes overflow 64 bits");
     ++stats.tensors;
   }
@@ -205,13 +204,14 @@ std::string module_differences(const ModuleCounts& stored, const ModuleCounts& c
     }
     if (std::abs(static_cast<double>(a - b)) <= 1e-4 * static_cast<double>(std::max(a, b)))
       continue;
-    parts.push_back(fmt::format("{} stores {} vs {} counted", module, with_commas(a),
-                                with_commas(b)));
+    parts.push_back(
+        fmt::format("{} stores {} vs {} counted", module, with_commas(a), with_commas(b)));
   }
   if (extra_layers > 0)
-    parts.push_back(fmt::format("{} layer(s) beyond the {} counted store {} (multi-token "
-                                "prediction)",
-                                extra_layers, counted_layers, with_commas(extra_values)));
+    parts.push_back(
+        fmt::format("{} layer(s) beyond the {} counted store {} (multi-token "
+                    "prediction)",
+                    extra_layers, counted_layers, with_commas(extra_values)));
   std::string text;
   for (size_t i = 0; i < parts.size() && i < 6; ++i) text += (i ? "; " : "") + parts[i];
   if (parts.size() > 6) text += fmt::format("; {} more", parts.size() - 6);
