@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/params.h"
@@ -12,13 +13,13 @@
 namespace vramplan {
 namespace {
 
-ModelConfig parse_ok(const std::string& json) {
+ModelConfig parse_ok(std::string_view json) {
   Result<ParsedModel> parsed = parse_hf_config(json, "test");
   EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message());
   return parsed.ok() ? parsed->model : ModelConfig{};
 }
 
-Error parse_error(const std::string& json) {
+Error parse_error(std::string_view json) {
   Result<ParsedModel> parsed = parse_hf_config(json, "test");
   EXPECT_FALSE(parsed.ok());
   return parsed.ok() ? Error{} : parsed.error();
