@@ -220,9 +220,9 @@ TEST(ParamsTest, BreakdownSumsToTotalAndLayersToo) {
     EXPECT_EQ(sum, counts.total);
     int64_t layers = 0;
     for (const LayerParams& layer : counts.layers) layers += layer.total();
-    EXPECT_EQ(
-        counts.embedding + counts.position_embedding + counts.lm_head + counts.final_norm + layers,
-        counts.total);
+    EXPECT_EQ(counts.embedding + counts.position_embedding + counts.lm_head + counts.final_norm +
+                  counts.vision + layers,
+              counts.total);
   }
 }
 
