@@ -34,7 +34,7 @@ int run_estimate(const EstimateArgs& args) {
   if (!result) return report_error(result.error());
   SettingsEstimate answer = std::move(result).value();
   const std::optional<nlohmann::json> checkpoint =
-      hub_models.report(answer.estimate.parameters.total, answer.estimate.warnings);
+      hub_models.report(answer.estimate.parameters, answer.estimate.warnings);
   const Estimate& est = answer.estimate;
 
   const Scenario& scenario = answer.resolved.scenario;

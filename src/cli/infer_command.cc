@@ -38,8 +38,7 @@ int run_infer(const InferArgs& args) {
   if (!result) return report_error(result.error(), {inference_options(), scenario_options()});
   SettingsInference answer = std::move(result).value();
   InferenceEstimate& est = answer.estimate;
-  const std::optional<nlohmann::json> checkpoint =
-      hub_models.report(est.parameters.total, est.warnings);
+  const std::optional<nlohmann::json> checkpoint = hub_models.report(est.parameters, est.warnings);
   const InferenceScenario& s = answer.resolved.scenario;
   if (!args.emit.empty()) {
     Result<std::string> command = emit_serving(s, *settings, args.emit);

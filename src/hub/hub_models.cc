@@ -47,6 +47,34 @@ ModelFetcher HubModels::fetcher(FileReader local_files) {
 
 std::optional<nlohmann::json> HubModels::report(int64_t computed_params,
                                                 std::vector<std::string>& notes) {
+  return report_with(computed_params, nullptr, notes);
+}
+
+namespace {
+
+// vramplan's count keyed as module_of keys the checkpoint's tensors.
+ModuleCounts module_counts(const ParamCounts& counts) {
+  ModuleCounts m;
+  m["embedding"] = counts.embedding + counts.position_embedding;
+  if (counts.lm_head > 0) m["lm head"] = counts.lm_head;
+  if (counts.vision > 0) m["vision tower + projector"] = counts.vision;
+  if (counts.final_norm > 0) m["other"] = counts.final_norm;
+  for (size_t i = 0; i < counts.layers.size(); ++i)
+    m["layer " + std::to_string(i)] = counts.layers[i].total();
+  return m;
+}
+
+}  // namespace
+
+std::optional<nlohmann::json> HubModels::report(const ParamCounts& counts,
+                                                std::vector<std::string>& notes) {
+  const ModuleCounts modules = module_counts(counts);
+  return report_with(counts.total, &modules, notes);
+}
+
+std::optional<nlohmann::json> HubModels::report_with(int64_t computed_params,
+                                                     const ModuleCounts* modules,
+                                                     std::vector<std::string>& notes) {
   if (!fetched_ || !client_) return std::nullopt;
   const Fetched& f = *fetched_;
   notes.push_back(
@@ -59,7 +87,7 @@ std::optional<nlohmann::json> HubModels::report(int64_t computed_params,
     notes.push_back("checkpoint size and dtypes not available: " + summary.error().reason);
     return nlohmann::json{{"available", false}, {"reason", summary.error().reason}};
   }
-  notes.push_back(checkpoint_note(*summary, computed_params));
+  notes.push_back(checkpoint_note(*summary, computed_params, modules));
   nlohmann::json out = checkpoint_to_json(*summary);
   out["available"] = true;
   return out;

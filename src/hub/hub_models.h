@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "hub/hub_client.h"
+#include "hub/safetensors.h"
 #include "vramplan/io/scenario_io.h"
+#include "vramplan/model/params.h"
 
 namespace vramplan::hub {
 
@@ -45,9 +47,14 @@ class HubModels {
   // returns the JSON "checkpoint" object: {available, source, repo, commit, files, total_bytes,
   // dtypes, params} or {available: false, reason}. nullopt when no Hub model was fetched.
   std::optional<nlohmann::json> report(int64_t computed_params, std::vector<std::string>& notes);
+  // The same, checking the checkpoint module by module against `counts` (safetensors.h
+  // ModuleCounts): a gap of more than 0.01% names the modules that differ.
+  std::optional<nlohmann::json> report(const ParamCounts& counts, std::vector<std::string>& notes);
 
  private:
   Result<HubClient*> client();
+  std::optional<nlohmann::json> report_with(int64_t computed_params, const ModuleCounts* modules,
+                                            std::vector<std::string>& notes);
 
   std::optional<HubSettings> settings_;
   std::unique_ptr<HubClient> client_;

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
+#include <vector>
 
 #include "hub/cache.h"
 
@@ -60,6 +63,27 @@ std::string decimal_bytes(int64_t bytes) {
 
 }  // namespace
 
+std::string module_of(std::string_view name) {
+  for (std::string_view v : {"vision", "visual", "multi_modal_projector", "mm_input_projection",
+                             "mm_soft_emb_norm", "image_newline"})
+    if (name.find(v) != name.npos) return "vision tower + projector";
+  if (name.find("lm_head") != name.npos) return "lm head";
+  for (std::string_view e : {"embed_tokens", "wte.", "wpe.", "word_embeddings", "tok_embeddings",
+                             "embeddings.weight", "embedding.weight"})
+    if (name.find(e) != name.npos) return "embedding";
+  for (std::string_view prefix : {"layers.", "h.", "blocks."}) {
+    for (size_t at = name.find(prefix); at != name.npos; at = name.find(prefix, at + 1)) {
+      if (at > 0 && name[at - 1] != '.') continue;
+      size_t end = at + prefix.size();
+      size_t digits = end;
+      while (digits < name.size() && name[digits] >= '0' && name[digits] <= '9') ++digits;
+      if (digits > end && digits - end <= 6 && digits < name.size() && name[digits] == '.')
+        return "layer " + std::string(name.substr(end, digits - end));
+    }
+  }
+  return "other";
+}
+
 std::optional<int64_t> safetensors_header_length(std::string_view first_bytes) {
   if (first_bytes.size() < 8) return std::nullopt;
   uint64_t n = 0;
@@ -80,8 +104,9 @@ std::variant<TensorStats, std::string> parse_safetensors_header(std::string_view
     const std::optional<int64_t> bytes = data_bytes(tensor.value("data_offsets", json()));
     if (!elements || !bytes) return fmt::format("tensor {} has an invalid shape or offsets", name);
     int64_t& per_dtype = stats.dtype_elements[tensor["dtype"].get<std::string>()];
-    if (!checked_add(per_dtype, *elements) || !checked_add(stats.elements, *elements) ||
-        !checked_add(stats.bytes, *bytes))
+    int64_t& per_module = stats.modules[module_of(name)];
+    if (!checked_add(per_dtype, *elements) || !checked_add(per_module, *elements) ||
+        !checked_add(stats.elements, *elements) || !checked_add(stats.bytes, *bytes))
       return std::string("the tensor sizes overflow 64 bits");
     ++stats.tensors;
   }
@@ -90,6 +115,7 @@ std::variant<TensorStats, std::string> parse_safetensors_header(std::string_view
 
 void add_stats(TensorStats& a, const TensorStats& b) {
   for (const auto& [dtype, n] : b.dtype_elements) a.dtype_elements[dtype] += n;
+  for (const auto& [module, n] : b.modules) a.modules[module] += n;
   a.tensors += b.tensors;
   a.elements += b.elements;
   a.bytes += b.bytes;
@@ -127,7 +153,8 @@ json checkpoint_to_json(const CheckpointSummary& s) {
           {"files", s.files},
           {"total_bytes", s.total_bytes},
           {"dtypes", dtypes},
-          {"params", s.dtypes_known ? json(s.stats.elements) : json(nullptr)}};
+          {"params", s.dtypes_known ? json(s.stats.elements) : json(nullptr)},
+          {"modules", s.dtypes_known ? json(s.stats.modules) : json(nullptr)}};
 }
 
 CheckpointSummary checkpoint_from_json(const json& j) {
@@ -142,12 +169,59 @@ CheckpointSummary checkpoint_from_json(const json& j) {
     for (const auto& [dtype, n] : j["dtypes"].items())
       s.stats.dtype_elements[dtype] = n.get<int64_t>();
     s.stats.elements = j.value("params", int64_t{0});
+    if (j.contains("modules") && j["modules"].is_object())
+      for (const auto& [module, n] : j["modules"].items())
+        if (n.is_number_integer()) s.stats.modules[module] = n.get<int64_t>();
   }
   s.stats.bytes = s.total_bytes;
   return s;
 }
 
-std::string checkpoint_note(const CheckpointSummary& s, int64_t computed_params) {
+namespace {
+
+// "layer 61" -> 61, else -1.
+int64_t layer_index(const std::string& module) {
+  if (!module.starts_with("layer ")) return -1;
+  return std::stoll(module.substr(6));
+}
+
+// The modules whose stored and counted sizes are more than 0.01% apart.
+std::string module_differences(const ModuleCounts& stored, const ModuleCounts& counted) {
+  int64_t counted_layers = 0;
+  for (const auto& [module, n] : counted) counted_layers += layer_index(module) >= 0;
+  std::vector<std::string> parts;
+  int64_t extra_layers = 0, extra_values = 0;
+  std::set<std::string> names;
+  for (const auto& [module, n] : stored) names.insert(module);
+  for (const auto& [module, n] : counted) names.insert(module);
+  for (const std::string& module : names) {
+    const int64_t a = stored.contains(module) ? stored.at(module) : 0;
+    const int64_t b = counted.contains(module) ? counted.at(module) : 0;
+    if (layer_index(module) >= counted_layers && b == 0) {
+      ++extra_layers;
+      extra_values += a;
+      continue;
+    }
+    if (std::abs(static_cast<double>(a - b)) <= 1e-4 * static_cast<double>(std::max(a, b)))
+      continue;
+    parts.push_back(
+        fmt::format("{} stores {} vs {} counted", module, with_commas(a), with_commas(b)));
+  }
+  if (extra_layers > 0)
+    parts.push_back(
+        fmt::format("{} layer(s) beyond the {} counted store {} (multi-token "
+                    "prediction)",
+                    extra_layers, counted_layers, with_commas(extra_values)));
+  std::string text;
+  for (size_t i = 0; i < parts.size() && i < 6; ++i) text += (i ? "; " : "") + parts[i];
+  if (parts.size() > 6) text += fmt::format("; {} more", parts.size() - 6);
+  return text;
+}
+
+}  // namespace
+
+std::string checkpoint_note(const CheckpointSummary& s, int64_t computed_params,
+                            const ModuleCounts* computed_modules) {
   std::string note = fmt::format("checkpoint of {} on the Hub ({}): {} stored", s.repo_id, s.source,
                                  decimal_bytes(s.total_bytes));
   if (!s.dtypes_known) return note + "; dtypes not available";
@@ -160,6 +234,13 @@ std::string checkpoint_note(const CheckpointSummary& s, int64_t computed_params)
     return note + fmt::format(", the same as vramplan's parameter count");
   const double diff = 100.0 * static_cast<double>(s.stats.elements - computed_params) /
                       static_cast<double>(std::max<int64_t>(computed_params, 1));
+  if (computed_modules != nullptr && !s.stats.modules.empty() && std::abs(diff) > 0.01) {
+    const std::string where = module_differences(s.stats.modules, *computed_modules);
+    if (!where.empty())
+      note += fmt::format(" vs {} parameters counted by vramplan ({:+.2f}%): {}",
+                          with_commas(computed_params), diff, where);
+    if (!where.empty()) return note;
+  }
   return note + fmt::format(
                     " vs {} parameters counted by vramplan ({:+.2f}%: quantization scales, "
                     "multi-token-prediction layers or buffers are stored too; packed quantized "

@@ -17,8 +17,17 @@ namespace vramplan::hub {
 // huggingface_hub refuses headers above 25 MB; vramplan allows more but not without bound.
 inline constexpr int64_t kMaxSafetensorsHeader = 100 << 20;
 
+// Elements stored per module of the checkpoint: "embedding", "lm head", "vision tower +
+// projector", "layer N" (decoder layer N, whatever prefix: model.layers.N, backbone.layers.N,
+// transformer.h.N, language_model...layers.N) and "other" (final norm and the rest).
+using ModuleCounts = std::map<std::string, int64_t>;
+
+// The module a tensor name belongs to, as ModuleCounts keys it.
+std::string module_of(std::string_view tensor_name);
+
 struct TensorStats {
   std::map<std::string, int64_t> dtype_elements;  // "BF16" -> elements stored in that dtype
+  ModuleCounts modules;
   int64_t tensors = 0;
   int64_t elements = 0;
   int64_t bytes = 0;  // tensor data, as data_offsets say
@@ -59,6 +68,10 @@ CheckpointSummary checkpoint_from_json(const nlohmann::json& json);  // REQUIRES
 
 // One line for the estimate's notes: stored size and dtypes beside the computed count (no
 // comparison when computed_params <= 0: the config could not be counted).
-std::string checkpoint_note(const CheckpointSummary& summary, int64_t computed_params);
+// With `computed_modules` (the same keys, from vramplan's count), a checkpoint more than 0.01%
+// away from the count names the modules that differ; layers beyond the counted ones are
+// reported as multi-token-prediction layers.
+std::string checkpoint_note(const CheckpointSummary& summary, int64_t computed_params,
+                            const ModuleCounts* computed_modules = nullptr);
 
 }  // namespace vramplan::hub

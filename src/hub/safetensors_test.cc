@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <variant>
 
 namespace vramplan::hub {
 namespace {
@@ -123,6 +124,46 @@ TEST(SafetensorsTest, NoteComparesWithTheComputedCount) {
   const std::string more = checkpoint_note(llama_like(), 7950258000);
   EXPECT_NE(more.find("7,950,258,000 parameters counted by vramplan (+1.01%"), std::string::npos)
       << more;
+}
+
+TEST(SafetensorsTest, TensorsGroupByModule) {
+  EXPECT_EQ(module_of("model.layers.12.self_attn.q_proj.weight"), "layer 12");
+  EXPECT_EQ(module_of("backbone.layers.3.mixer.in_proj.weight"), "layer 3");
+  EXPECT_EQ(module_of("transformer.h.0.attn.c_attn.bias"), "layer 0");
+  EXPECT_EQ(module_of("model.language_model.layers.7.mlp.up_proj.weight"), "layer 7");
+  EXPECT_EQ(module_of("visual.blocks.3.attn.qkv.weight"), "vision tower + projector");
+  EXPECT_EQ(module_of("vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight"),
+            "vision tower + projector");
+  EXPECT_EQ(module_of("multi_modal_projector.linear_1.weight"), "vision tower + projector");
+  EXPECT_EQ(module_of("model.embed_tokens.weight"), "embedding");
+  EXPECT_EQ(module_of("backbone.embeddings.weight"), "embedding");
+  EXPECT_EQ(module_of("lm_head.weight"), "lm head");
+  EXPECT_EQ(module_of("model.norm.weight"), "other");
+  EXPECT_EQ(module_of("model.layers.99999999999.x"), "other");  // no absurd index
+  auto parsed = parse_safetensors_header(R"({
+    "model.layers.0.w": {"dtype": "BF16", "shape": [4, 4], "data_offsets": [0, 32]},
+    "model.layers.1.w": {"dtype": "BF16", "shape": [4, 4], "data_offsets": [32, 64]},
+    "lm_head.weight": {"dtype": "BF16", "shape": [2, 4], "data_offsets": [64, 80]}})");
+  ASSERT_TRUE(std::holds_alternative<TensorStats>(parsed));
+  const ModuleCounts expected = {{"layer 0", 16}, {"layer 1", 16}, {"lm head", 8}};
+  EXPECT_EQ(std::get<TensorStats>(parsed).modules, expected);
+}
+
+// A checkpoint more than 0.01% away from the count names the modules that differ: an extra
+// layer (MTP) and a head stored although the config ties it.
+TEST(SafetensorsTest, NoteNamesTheModulesThatDiffer) {
+  CheckpointSummary s = llama_like();
+  s.stats.modules = {{"embedding", 100}, {"lm head", 100}, {"layer 0", 50}, {"layer 1", 30}};
+  s.stats.elements = 280;
+  const ModuleCounts counted = {{"embedding", 100}, {"layer 0", 50}};
+  const std::string note = checkpoint_note(s, 150, &counted);
+  EXPECT_NE(note.find("lm head stores 100 vs 0 counted"), std::string::npos) << note;
+  EXPECT_NE(note.find("1 layer(s) beyond the 1 counted store 30 (multi-token prediction)"),
+            std::string::npos)
+      << note;
+  EXPECT_EQ(note.find("layer 0 stores"), std::string::npos) << note;
+  // The summary keeps its modules through the cache.
+  EXPECT_EQ(checkpoint_from_json(checkpoint_to_json(s)).stats.modules, s.stats.modules);
 }
 
 }  // namespace

@@ -23,10 +23,43 @@ Family family_of(std::string_view type) {
       {"gpt2", Family::kGpt2},
       {"gpt_oss", Family::kGptOss},
       {"olmo2", Family::kOlmo2},
+      {"olmo3", Family::kOlmo3},
+      {"smollm3", Family::kSmolLM3},
+      {"seed_oss", Family::kSeedOss},
+      {"hunyuan_v1_dense", Family::kHunyuan},
+      {"glm4_moe", Family::kGlm4Moe},
+      {"minimax_m2", Family::kMiniMaxM2},
+      {"ernie4_5_moe", Family::kErnie45Moe},
+      {"kimi_k2", Family::kDeepseek},       // Kimi-K2 ships DeepseekV3ForCausalLM
+      {"deepseek_v32", Family::kDeepseek},  // V3 plus the lightning indexer
+      {"qwen3_next", Family::kQwen3Next},
+      {"nemotron_h", Family::kNemotronH},
+      {"granitemoehybrid", Family::kGraniteHybrid},
+      {"mistral3", Family::kMistral},  // text_config: a Mistral decoder
+      {"llava_next", Family::kLlama},  // text_config: its own model_type
+      {"qwen2_5_vl", Family::kQwen2},  // the language model is Qwen2's
+      {"qwen2_5_vl_text", Family::kQwen2},
+      {"qwen3_vl", Family::kQwen3},
+      {"qwen3_vl_text", Family::kQwen3},
+      {"qwen3_vl_moe", Family::kQwen3Moe},
+      {"qwen3_vl_moe_text", Family::kQwen3Moe},
       {"megatron_gpt", Family::kMegatron},
   };
   auto it = kFamilies.find(type);
   return it == kFamilies.end() ? Family::kUnknown : it->second;
+}
+
+bool is_multimodal_wrapper(std::string_view type) {
+  return type == "gemma3" || type == "mistral3" || type == "llava_next" || type == "qwen2_5_vl" ||
+         type == "qwen3_vl" || type == "qwen3_vl_moe";
+}
+
+Family text_family_of(std::string_view wrapper, std::string_view text_type) {
+  if (!text_type.empty()) {
+    Family family = family_of(text_type);
+    if (family != Family::kUnknown) return family;
+  }
+  return family_of(wrapper);
 }
 
 // Gemma3TextConfig defaults: the multimodal gemma3 files omit every text_config key that equals
@@ -45,7 +78,8 @@ const json& gemma3_text_defaults() {
 // transformers' tie_word_embeddings default per family (PretrainedConfig says true; most decoder
 // configs override it to false).
 bool ties_by_default(Family family) {
-  return family == Family::kGemma2 || family == Family::kGemma3 || family == Family::kGpt2;
+  return family == Family::kGemma2 || family == Family::kGemma3 || family == Family::kGpt2 ||
+         family == Family::kSmolLM3 || family == Family::kErnie45Moe || family == Family::kHunyuan;
 }
 
 // Families whose attention projections take their biases from config.attention_bias (q, k, v
@@ -60,6 +94,12 @@ bool honors_attention_bias(Family family) {
     case Family::kGemma3:
     case Family::kGptOss:
     case Family::kOlmo2:
+    case Family::kOlmo3:
+    case Family::kSmolLM3:
+    case Family::kHunyuan:
+    case Family::kQwen3Next:
+    case Family::kNemotronH:
+    case Family::kGraniteHybrid:
     case Family::kUnknown:
       return true;
     default:

@@ -21,11 +21,27 @@ enum class Family {
   kGpt2,
   kGptOss,
   kOlmo2,
-  kMegatron,  // megatron_config.h: a Megatron-LM GPT by its own arguments
+  kOlmo3,          // OLMo-2's layout with sliding-window layers (layer_types)
+  kSmolLM3,        // Llama layout, tied by default
+  kSeedOss,        // Llama layout with q/k/v biases (attention_bias) and no o_proj bias
+  kHunyuan,        // hunyuan_v1_dense: Llama layout with per-head query/key layernorms
+  kGlm4Moe,        // GLM-4.5: DeepSeek-V3-style MoE over GQA attention with q/k/v biases
+  kMiniMaxM2,      // MiniMax-M2: full-width q/k norms, 256 experts with a sigmoid router's bias
+  kErnie45Moe,     // ERNIE-4.5 MoE: shared experts, dense first layers, tied embeddings
+  kQwen3Next,      // gated DeltaNet + gated attention hybrid, high-sparsity MoE
+  kNemotronH,      // Mamba-2 / attention / MLP / MoE blocks by hybrid_override_pattern
+  kGraniteHybrid,  // granitemoehybrid: Mamba-2 or attention, then MoE + shared MLP
+  kMegatron,       // megatron_config.h: a Megatron-LM GPT by its own arguments
   kUnknown,
 };
 
 Family family_of(std::string_view type);
+
+// Multimodal wrappers whose language model sits in text_config: the family of the text model
+// (from text_config.model_type, or the wrapper's own when that is absent), or kUnknown when the
+// type is not such a wrapper.
+bool is_multimodal_wrapper(std::string_view type);
+Family text_family_of(std::string_view wrapper, std::string_view text_type);
 
 // Gemma3TextConfig defaults: the multimodal gemma3 files omit every text_config key that equals
 // its default (vocab_size among them), so they must be supplied here.

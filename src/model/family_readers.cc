@@ -19,6 +19,12 @@ void read_mla(Fields& f, ModelConfig& m) {
   int64_t nope = m.mla.qk_nope_head_dim, rope = m.mla.qk_rope_head_dim;  // both >= 0 here
   m.head_dim = nope > INT64_MAX - rope ? INT64_MAX : nope + rope;
   m.num_kv_heads = m.num_heads;
+  // DeepSeek-V3.2: the lightning indexer of DeepSeek Sparse Attention.
+  if (m.model_type == "deepseek_v32") {
+    m.indexer.num_heads = f.required({"index_n_heads"});
+    m.indexer.head_dim = f.required({"index_head_dim"});
+    m.indexer.top_k = f.integer_or("index_topk", 2048);
+  }
 }
 
 // Layer attention from an explicit layer_types list.
@@ -118,8 +124,30 @@ void read_family_features(Fields& f, Family family, ModelConfig& m) {
       m.qk_norm = true;
       break;
     case Family::kOlmo2:
+    case Family::kOlmo3:
       m.qk_norm_full_width = true;  // q_norm over a*d, k_norm over g*d
       break;
+    case Family::kHunyuan:
+      m.qk_norm = true;  // query_layernorm, key_layernorm of one head's width
+      break;
+    case Family::kSeedOss:
+      // SeedOssAttention: q/k/v take attention_bias, o_proj attention_out_bias.
+      m.qkv_bias = f.boolean("attention_bias", true);
+      m.attn_out_bias = f.boolean("attention_out_bias", false);
+      break;
+    case Family::kGlm4Moe:
+      // Glm4MoeAttention: q/k/v take attention_bias; o_proj never has one.
+      m.qkv_bias = f.boolean("attention_bias", false);
+      m.qk_norm = f.boolean("use_qk_norm", false);
+      break;
+    case Family::kMiniMaxM2:
+      // MiniMaxM2Attention: no biases; q_norm over a*d and k_norm over g*d ("per_layer").
+      m.qk_norm_full_width = f.boolean("use_qk_norm", true);
+      break;
+    case Family::kErnie45Moe:
+      m.qkv_bias = m.attn_out_bias = m.mlp_bias = f.boolean("use_bias", false);
+      break;
+
     case Family::kGptOss:
       m.attention_sinks = true;
       break;
@@ -137,10 +165,20 @@ std::vector<bool> moe_layer_flags(Fields& f, Family family, const ModelConfig& m
   if (m.moe.num_experts == 0) return flags;
   int64_t first_dense = 0, every = 1;
   std::set<int64_t> dense_only;
-  if (family == Family::kDeepseek) {
+  int64_t last_moe = m.num_layers - 1;
+  const bool deepseek_rule =
+      family == Family::kDeepseek || family == Family::kGlm4Moe || family == Family::kErnie45Moe;
+  if (family == Family::kDeepseek || family == Family::kGlm4Moe) {
     first_dense = f.integer_or("first_k_dense_replace", 0, 0);
     every = f.integer_or("moe_layer_freq", 1);
-  } else if (family == Family::kQwen3Moe) {
+  } else if (family == Family::kErnie45Moe) {
+    // Ernie4_5_MoeDecoderLayer: MoE where i >= moe_layer_start_index, i <= moe_layer_end_index
+    // and (i + 1) % moe_layer_interval == 0.
+    first_dense = f.integer_or("moe_layer_start_index", 0, 0);
+    last_moe = f.integer_or("moe_layer_end_index", m.num_layers - 1, -1);
+    if (last_moe < 0) last_moe = m.num_layers - 1;
+    every = f.integer_or("moe_layer_interval", 1);
+  } else if (family == Family::kQwen3Moe || family == Family::kQwen3Next) {
     every = f.integer_or("decoder_sparse_step", 1);
     if (const json* list = f.get("mlp_only_layers")) {
       if (!list->is_array()) {
@@ -159,33 +197,39 @@ std::vector<bool> moe_layer_flags(Fields& f, Family family, const ModelConfig& m
     }
   }
   for (int64_t i = 0; i < m.num_layers; ++i) {
-    bool moe = i >= first_dense && !dense_only.contains(i);
+    bool moe = i >= first_dense && i <= last_moe && !dense_only.contains(i);
     // DeepSeek: layer_idx % moe_layer_freq == 0; Qwen MoE: (layer_idx + 1) % decoder_sparse_step.
-    moe = moe && (family == Family::kDeepseek ? i % every == 0 : (i + 1) % every == 0);
+    moe = moe &&
+          (deepseek_rule && family != Family::kErnie45Moe ? i % every == 0 : (i + 1) % every == 0);
     flags[static_cast<size_t>(i)] = moe;
   }
   return flags;
 }
 
 void read_moe(Fields& f, Family family, ModelConfig& m) {
-  for (std::string_view key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+  for (std::string_view key :
+       {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}) {
     if (f.has(key)) {
       m.moe.num_experts = f.integer_or(key, 0, 0);
       break;
     }
   }
   if (m.moe.num_experts > 0) {
-    m.moe.top_k = f.required({"num_experts_per_tok", "experts_per_token"});
+    m.moe.top_k = f.required({"num_experts_per_tok", "experts_per_token", "moe_k"});
     // Mixtral and gpt-oss size their experts with intermediate_size.
     m.moe.expert_ffn =
         f.has("moe_intermediate_size") ? f.integer_or("moe_intermediate_size", 0) : m.ffn;
-    m.moe.shared_experts = f.integer_or("n_shared_experts", 0, 0);
+    m.moe.shared_experts = f.integer_or(
+        family == Family::kErnie45Moe ? "moe_num_shared_experts" : "n_shared_experts", 0, 0);
     if (m.moe.shared_experts > 0) m.moe.shared_expert_ffn = m.moe.expert_ffn;
     if (family == Family::kGptOss) m.moe.router_bias = m.moe.expert_bias = true;
     // DeepSeek-V3's noaux_tc routing adds e_score_correction_bias; the published totals count it.
     std::string method = f.string("topk_method").value_or("");
+    // GLM-4.5, MiniMax-M2 (use_routing_bias) and ERNIE-4.5 (moe_statics) carry the same bias.
     m.moe.router_correction_bias =
-        family == Family::kDeepseek && (m.model_type == "deepseek_v3" || method == "noaux_tc");
+        (family == Family::kDeepseek && (m.model_type != "deepseek_v2" || method == "noaux_tc")) ||
+        family == Family::kGlm4Moe || family == Family::kErnie45Moe ||
+        (family == Family::kMiniMaxM2 && f.boolean("use_routing_bias", true));
   }
 }
 

@@ -19,8 +19,10 @@
 #include "model/config_fields.h"
 #include "model/families.h"
 #include "model/family_readers.h"
+#include "model/hybrid_readers.h"
 #include "model/megatron_config.h"
 #include "model/model_limits.h"
+#include "model/vision.h"
 
 namespace vramplan {
 namespace {
@@ -98,25 +100,31 @@ std::string syntax_error(std::string_view text) {
   return handler.message.empty() ? "syntax error" : handler.message;
 }
 
-// The object to read sizes from: the config itself or, for multimodal gemma3, its text_config.
+// The object to read sizes from: the config itself or, for a multimodal wrapper, its
+// text_config (Qwen2.5-VL's older files keep the text sizes at the top level).
 struct Source {
   const json* object = nullptr;
   std::string prefix = "config.";
   const json* defaults = nullptr;
 };
 
-std::optional<Error> text_source(const json& root, Family family, std::string_view type,
+std::optional<Error> text_source(const json& root, Family& family, std::string_view type,
                                  Source& source) {
   source.object = &root;
-  if (family != Family::kGemma3 || type != "gemma3") return std::nullopt;
+  if (!is_multimodal_wrapper(type)) return std::nullopt;
   auto it = root.find("text_config");
+  const bool flat = type == "qwen2_5_vl" && root.contains("hidden_size");
+  if (flat) return std::nullopt;
   if (it == root.end() || !it->is_object()) {
     return Error{"config.text_config", it == root.end() ? "missing" : show(*it),
-                 "an object with the text model's sizes", "gemma3 is multimodal"};
+                 "an object with the text model's sizes", std::string(type) + " is multimodal"};
   }
   source.object = &*it;
   source.prefix = "config.text_config.";
-  source.defaults = &gemma3_text_defaults();
+  std::string text_type;
+  if (auto t = it->find("model_type"); t != it->end() && t->is_string()) text_type = *t;
+  family = text_family_of(type, text_type);
+  if (type == "gemma3") source.defaults = &gemma3_text_defaults();
   return std::nullopt;
 }
 
@@ -135,12 +143,16 @@ void read_scalars(Fields& f, Family family, const json& root, ModelConfig& m) {
   m.tied_embeddings = f.boolean("tie_word_embeddings", tie_default);
   read_family_features(f, family, m);
   read_moe(f, family, m);
+  if (is_hybrid_family(family)) read_hybrid_features(f, family, m);
   m.mtp_layers = f.integer_or("num_nextn_predict_layers", 0, 0);
 }
 
 void read_layers(Fields& f, Family family, ModelConfig& m) {
   m.moe_layers = moe_layer_flags(f, family, m);
-  read_attention_layout(f, family, m);
+  if (is_hybrid_family(family))
+    read_hybrid_layers(f, family, m);
+  else
+    read_attention_layout(f, family, m);
 }
 
 // Validation errors name ModelConfig members; a config file's user knows its JSON keys.
@@ -196,6 +208,12 @@ Result<ParsedModel> parse_object(const json& root, std::string_view name) {
   else
     read_layers(f, family, m);
   if (f.error()) return *f.error();
+  if (is_multimodal_wrapper(m.model_type)) {
+    Result<VisionTower> vision = read_vision_tower(root, m);
+    if (!vision.ok()) return vision.error();
+    m.vision_params = vision->params;
+    if (!vision->note.empty()) parsed.warnings.push_back(vision->note);
+  }
   if (auto error = validated(f, validate_model(m))) return *error;
   read_checkpoint_format(root, *source.object, parsed);
   return parsed;

@@ -29,8 +29,9 @@ int64_t mlp_params(const ModelConfig& m, int64_t ffn, bool bias) {
 void add_standard_attention(const ModelConfig& m, LayerParams& layer) {
   int64_t q_width = m.num_heads * m.head_dim;
   int64_t kv_width = m.num_kv_heads * m.head_dim;
-  layer.attention += m.hidden * (q_width + 2 * kv_width);  // q_proj, k_proj, v_proj
-  layer.attention += q_width * m.hidden;                   // o_proj
+  layer.attention += m.hidden * (q_width + 2 * kv_width);              // q_proj, k_proj, v_proj
+  if (m.attention_output_gate) layer.attention += m.hidden * q_width;  // q_proj's gate half
+  layer.attention += q_width * m.hidden;                               // o_proj
   if (m.qkv_bias) layer.attention += q_width + 2 * kv_width;
   if (m.qk_norm) layer.attention_replicated += 2 * norm_params(m, m.head_dim);
   if (m.qk_norm_full_width) {
@@ -73,6 +74,37 @@ void add_attention(const ModelConfig& m, LayerParams& layer) {
   if (m.attention_sinks) layer.attention_replicated += m.num_heads;  // one logit per head
 }
 
+// A Mamba-2 mixer: in_proj h -> 2·d_inner + 2·G·N + H (z, x|B|C, dt), conv1d conv_dim·K (+bias),
+// dt_bias, A_log, D (H each), the gated RMSNorm (d_inner) and out_proj d_inner -> h.
+void add_mamba2(const ModelConfig& m, LayerParams& layer) {
+  const Mamba2Config& c = m.mamba;
+  const int64_t in_width = 2 * c.d_inner() + 2 * c.n_groups * c.state_size + c.num_heads;
+  layer.ssm += m.hidden * in_width + c.d_inner() * m.hidden;  // in_proj, out_proj
+  if (c.proj_bias) layer.ssm += in_width + m.hidden;
+  layer.ssm_small += c.conv_dim() * c.conv_kernel + (c.conv_bias ? c.conv_dim() : 0);
+  layer.ssm_small += 3 * c.num_heads;  // dt_bias, A_log, D
+  if (c.gated_norm) layer.ssm_small += c.d_inner();
+}
+
+// Qwen3-Next's gated DeltaNet: in_proj_qkvz h -> 2k + 2v, in_proj_ba h -> 2·Hv, out_proj v -> h;
+// conv1d (2k + v)·K without bias, dt_bias and A_log per value head, RMSNormGated(dv).
+void add_deltanet(const ModelConfig& m, LayerParams& layer) {
+  const GatedDeltaNetConfig& c = m.deltanet;
+  layer.ssm += m.hidden * (2 * c.key_dim() + 2 * c.value_dim());  // in_proj_qkvz
+  layer.ssm += m.hidden * 2 * c.num_v_heads;                      // in_proj_ba
+  layer.ssm += c.value_dim() * m.hidden;                          // out_proj
+  layer.ssm_small += c.conv_dim() * c.conv_kernel + 2 * c.num_v_heads + c.v_head_dim;
+}
+
+// DeepSeek-V3.2's indexer: wq_b q_lora -> H_i·d_i, wk h -> d_i, k_norm (LayerNorm) 2·d_i,
+// weights_proj h -> H_i (DeepseekV32 Indexer in vLLM / the release's inference/model.py).
+void add_indexer(const ModelConfig& m, LayerParams& layer) {
+  const IndexerConfig& c = m.indexer;
+  if (c.num_heads == 0) return;
+  layer.indexer = m.mla.q_lora_rank * c.num_heads * c.head_dim + m.hidden * c.head_dim +
+                  2 * c.head_dim + m.hidden * c.num_heads;
+}
+
 void add_moe(const ModelConfig& m, LayerParams& layer) {
   const MoeConfig& moe = m.moe;
   layer.router = moe.num_experts * m.hidden;  // gate weight (E x h)
@@ -84,13 +116,28 @@ void add_moe(const ModelConfig& m, LayerParams& layer) {
   // DeepSeek builds its shared experts as ONE MLP of width n_shared * moe_intermediate_size.
   if (moe.shared_experts > 0) {
     layer.mlp = mlp_params(m, moe.shared_experts * moe.shared_expert_ffn, m.mlp_bias);
+    if (moe.shared_expert_gate) layer.router += m.hidden;  // shared_expert_gate Linear(h, 1)
   }
 }
 
-LayerParams layer_params(const ModelConfig& m, bool moe) {
+LayerParams layer_params(const ModelConfig& m, size_t index, bool moe) {
   LayerParams layer;
-  add_attention(m, layer);
+  switch (m.mixer(index)) {
+    case LayerMixer::kAttention:
+      add_attention(m, layer);
+      add_indexer(m, layer);
+      break;
+    case LayerMixer::kMamba2:
+      add_mamba2(m, layer);
+      break;
+    case LayerMixer::kGatedDeltaNet:
+      add_deltanet(m, layer);
+      break;
+    case LayerMixer::kNone:
+      break;
+  }
   layer.norms = m.norms_per_layer * norm_params(m, m.hidden);
+  if (!m.has_mlp(index)) return layer;
   if (moe) {
     add_moe(m, layer);
   } else {
@@ -111,7 +158,7 @@ int64_t mtp_extra_params(const ModelConfig& m) {
 
 void add_mtp(const ModelConfig& m, ParamCounts& counts) {
   if (m.mtp_layers <= 0) return;
-  counts.mtp_layer = layer_params(m, m.is_moe());
+  counts.mtp_layer = layer_params(m, static_cast<size_t>(m.num_layers), m.is_moe());
   counts.mtp_extra = mtp_extra_params(m);
   counts.mtp_total = m.mtp_layers * (counts.mtp_layer.total() + counts.mtp_extra);
 }
@@ -121,6 +168,8 @@ void fill_breakdown(ParamCounts& counts) {
   for (const LayerParams& layer : counts.layers) {
     sum.attention += layer.attention + layer.attention_replicated;
     sum.norms += layer.norms;
+    sum.ssm += layer.ssm + layer.ssm_small;
+    sum.indexer += layer.indexer;
     sum.mlp += layer.mlp;
     sum.router += layer.router + layer.buffers;  // listed with the router it biases
     sum.routed_experts += layer.routed_experts;
@@ -129,12 +178,15 @@ void fill_breakdown(ParamCounts& counts) {
       {"embedding", counts.embedding},
       {"position embedding", counts.position_embedding},
       {"attention", sum.attention},
+      {"mamba / linear-attention mixers", sum.ssm},
+      {"sparse-attention indexer", sum.indexer},
       {"norms", sum.norms},
       {"mlp", sum.mlp},
       {"router", sum.router},
       {"routed experts", sum.routed_experts},
       {"lm head", counts.lm_head},
       {"final norm", counts.final_norm},
+      {"vision tower + projector", counts.vision},
   };
   // Components a model does not have (a dense model's router) are left out of the list.
   for (const ParamComponent& component : all) {
@@ -152,10 +204,13 @@ ParamCounts count_parameters(const ModelConfig& model) {
   }
   counts.lm_head = model.tied_embeddings ? 0 : model.vocab * model.hidden;
   counts.final_norm = model.final_norm ? norm_params(model, model.hidden) : 0;
-  counts.total = counts.embedding + counts.position_embedding + counts.lm_head + counts.final_norm;
+  counts.vision = model.vision_params;
+  counts.total = counts.embedding + counts.position_embedding + counts.lm_head + counts.final_norm +
+                 counts.vision;
   counts.active = counts.total;
   for (int64_t i = 0; i < model.num_layers; ++i) {
-    LayerParams layer = layer_params(model, is_moe_layer(model, static_cast<size_t>(i)));
+    const size_t index = static_cast<size_t>(i);
+    LayerParams layer = layer_params(model, index, is_moe_layer(model, index));
     counts.total += layer.total();
     counts.buffers += layer.buffers;
     counts.active += layer.total() - layer.routed_experts + layer.active_routed_experts;

@@ -111,9 +111,14 @@ const std::map<std::string, int64_t>& hand_totals() {
       // gemma-3-27b (text model only): h=5376 L=62 a=32 g=16 d=128 f=21504 tied, and
       // V=262208, the Gemma3TextConfig default (text_config has no vocab_size).
       //   layer = attn 66060288 + qk norms 256 + mlp 346816512 + norms 21504 = 412898560
-      //   total = 62*412898560 + V*h 1409630208 + 5376 = 27009346304
-      //   (Keras Hub lists 27009002240: the same arithmetic with V=262144.)
-      {"gemma-3-27b", 27009346304},
+      //   text = 62*412898560 + V*h 1409630208 + 5376 = 27009346304
+      //   (Keras Hub lists 27009002240 for the text model: the same arithmetic with V=262144.)
+      // Its SigLIP tower (h_v=1152 f_v=4304 27 layers, 896/14 = 64² positions):
+      //   layer = 2 LayerNorms 4608 + q/k/v/o with biases 5313024 + fc1 4962512 + fc2 4959360
+      //         = 15239504; patch conv 677376 + 1152, positions 4096*1152 4718592,
+      //   post_layernorm 2304; projector 1152*5376 + soft-emb norm 1152 = 6194304
+      //   vision = 423060336; total 27432406640 (the Hub page: 27.4B)
+      {"gemma-3-27b", 27432406640},
       // Mixtral-8x22B-v0.1: h=6144 L=56 a=48 g=8 d=128 V=32000, E=8 experts of f=16384, k=2
       //   layer = attn 88080384 + norms 12288 + router E*h 49152 + experts E*3*h*f 2415919104
       //         = 2504060928
@@ -140,6 +145,29 @@ const std::map<std::string, int64_t>& hand_totals() {
       //             + experts E*3*h*f_e 553648128 = 584847872
       //   total = 81007104 + 26*584847872 + 2*V*h 419430400 + 2048 = 15706484224
       {"DeepSeek-V2-Lite", 15706484224},
+      // The families of issue 22, counted module by module from transformers (derivations in
+      // hybrid_readers_test.cc and docs/models.md); the Hub's rounded figure beside each.
+      {"Qwen3-Next-80B-A3B-Instruct", 79674391296},  // 80B (81.3B with the MTP layer)
+      {"Nemotron-H-8B-Base-8K", 8100852736},         // 8.1B
+      {"granite-4.0-h-small", 32207337984},          // 32B
+      {"GLM-4.5-Air", 106852251264},                 // 106B (110B with the MTP layer)
+      {"MiniMax-M2", 228689764864},                  // 229B ("230B")
+      {"Kimi-K2-Instruct", 1026408232448},           // 1.03T ("1T")
+      // DeepSeek-V3's 671026419200 + 61 indexers of 13959424 (wq_b 1536*64*128, wk 7168*128,
+      // k_norm 2*128, weights_proj 7168*64).
+      {"DeepSeek-V3.2-Exp", 671877944064},
+      // OLMo-2-1124-7B's count with V=100278: 7298617344 - 2*74*4096.
+      {"Olmo-3-1025-7B", 7298011136},
+      // h=2048 L=36 a=16 g=4 f=11008 V=128256 tied: layer 78123008.
+      {"SmolLM3-3B", 3075098624},  // 3.08B
+      // h=5120 L=64 a=80 g=8 f=27648 V=155136, q/k/v biases: layer 540039168.
+      {"Seed-OSS-36B-Instruct", 36151104512},  // 36.2B
+      // h=4096 L=32 a=32 g=8 f=14336 V=128167 tied, per-head q/k norms: layer 218112256.
+      {"Hunyuan-7B-Instruct", 7504568320},  // 7.5B
+      // Mistral text 23572403200 + Pixtral 402702336+603136 + projector 35652608.
+      {"Mistral-Small-3.1-24B-Instruct-2503", 24011361280},  // 24B
+      // Qwen2.5-7B's 7615616512 + the ViT and merger 676550144.
+      {"Qwen2.5-VL-7B-Instruct", 8292166656},  // 8.29B
   };
   return kTotals;
 }
@@ -192,9 +220,9 @@ TEST(ParamsTest, BreakdownSumsToTotalAndLayersToo) {
     EXPECT_EQ(sum, counts.total);
     int64_t layers = 0;
     for (const LayerParams& layer : counts.layers) layers += layer.total();
-    EXPECT_EQ(
-        counts.embedding + counts.position_embedding + counts.lm_head + counts.final_norm + layers,
-        counts.total);
+    EXPECT_EQ(counts.embedding + counts.position_embedding + counts.lm_head + counts.final_norm +
+                  counts.vision + layers,
+              counts.total);
   }
 }
 
@@ -218,6 +246,17 @@ TEST(ParamsTest, ActiveParameters) {
   // DeepSeek-V2-Lite: 15706484224 - 26 * 58 * 3*2048*1408 = 2.66e9.
   EXPECT_EQ(count_preset("DeepSeek-V2-Lite").active, 2661150208);
   EXPECT_EQ(count_preset("Llama-3.1-8B").active, count_preset("Llama-3.1-8B").total);
+  // Qwen3-Next: 48 layers × 502 idle experts × 3*2048*512 → 3.87e9 (3.25e9 without the
+  // embedding: "A3B").
+  EXPECT_EQ(count_preset("Qwen3-Next-80B-A3B-Instruct").active, 3874929408);
+  // GLM-4.5-Air: 45 × 120 idle × 3*4096*1408 → 13.42e9 (12.18e9 without the embedding: "12B").
+  EXPECT_EQ(count_preset("GLM-4.5-Air").active, 13424129664);
+  // MiniMax-M2: 62 × 248 idle × 3*3072*1536 → 11.03e9 (9.8e9 without the embedding: "10B").
+  EXPECT_EQ(count_preset("MiniMax-M2").active, 11030553088);
+  // Kimi-K2: 60 × 376 idle × 3*7168*2048 → 32.86e9 ("32B activated").
+  EXPECT_EQ(count_preset("Kimi-K2-Instruct").active, 32861500928);
+  // granite-4.0-h-small: 40 × 62 idle × 3*4096*768 → 8.80e9 ("9B active").
+  EXPECT_EQ(count_preset("granite-4.0-h-small").active, 8803121664);
 }
 
 ModelConfig parse_or_die(const std::string& json) {

@@ -10,7 +10,7 @@ namespace vramplan {
 namespace {
 
 TEST(PresetsTest, ShipsEveryModelFile) {
-  EXPECT_GE(presets().size(), 35u);
+  EXPECT_GE(presets().size(), 48u);
   std::set<std::string> names;
   for (const Preset& preset : presets()) {
     EXPECT_FALSE(preset.config.empty()) << preset.name;

@@ -160,7 +160,7 @@ Response handle_estimate(const Request& request) {
     return emit_response(emit_training(answer.resolved.scenario, body, **emit), **emit,
                          wants_pretty(request));
   const std::optional<json> checkpoint =
-      hub.report(answer.estimate.parameters.total, answer.estimate.warnings);
+      hub.report(answer.estimate.parameters, answer.estimate.warnings);
   json out = settings_estimate_to_json(answer);
   if (checkpoint) out["checkpoint"] = *checkpoint;
   return json_response(out, 200, wants_pretty(request));
@@ -185,7 +185,7 @@ Response handle_infer(const Request& request) {
     return emit_response(emit_serving(answer.resolved.scenario, body, **emit), **emit,
                          wants_pretty(request));
   const std::optional<json> checkpoint =
-      hub.report(answer.estimate.parameters.total, answer.estimate.warnings);
+      hub.report(answer.estimate.parameters, answer.estimate.warnings);
   json out = settings_inference_to_json(answer);
   if (checkpoint) out["checkpoint"] = *checkpoint;
   return json_response(out, 200, wants_pretty(request));

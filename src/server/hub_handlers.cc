@@ -23,6 +23,7 @@ struct Counted {
   json parameters = nullptr;
   json model_error = nullptr;
   int64_t total = 0;  // 0: not counted (the checkpoint note then makes no comparison)
+  std::optional<ParamCounts> counts;  // for the module-by-module check
 };
 
 Counted count(const std::string& config_text, const std::string& id) {
@@ -38,6 +39,7 @@ Counted count(const std::string& config_text, const std::string& id) {
   }
   const ParamCounts counts = count_parameters(parsed->model);
   out.total = counts.total;
+  out.counts = counts;
   out.parameters = {{"total", counts.total}, {"active", counts.active}};
   return out;
 }
@@ -53,7 +55,8 @@ Response handle_hub_model(const Request& request) {
   if (config.is_discarded()) config = nullptr;  // the client checked it is JSON; never expected
   Counted counted = count(*config_text, id);
   std::vector<std::string> notes;
-  const std::optional<json> checkpoint = hub.report(counted.total, notes);
+  const std::optional<json> checkpoint =
+      counted.counts ? hub.report(*counted.counts, notes) : hub.report(counted.total, notes);
   return json_response({{"model", id},
                         {"commit", hub.fetched_commit()},
                         {"config", std::move(config)},

@@ -17,6 +17,10 @@ namespace {
 
 using std::to_string;
 
+constexpr const char* kSourceRecurrentState =
+    "vLLM v1/kv_cache_interface.py MambaSpec and model_executor/layers/mamba/mamba_utils.py "
+    "MambaStateShapeCalculator (mamba2_state_shape, gated_delta_net_state_shape): constant size "
+    "per sequence, in the same pool as the KV pages (hybrid KV cache manager)";
 constexpr const char* kSourceKv =
     "Kwon et al. 2023, PagedAttention (arXiv 2309.06180); vLLM v1/kv_cache_interface.py "
     "(page = block_size · 2 · kv_heads · head_dim · dtype bytes; MLA: one latent + rope key; "
@@ -182,9 +186,28 @@ ForwardPeak forward_peak(const InferenceScenario& s, const ServingRank& rank, bo
   const ModelConfig& m = s.model;
   const Wide tokens = s.max_num_batched_tokens;
   bool any_dense = false, any_moe = false;
-  for (int64_t id : rank.layers) (m.is_moe() && m.moe_layers[id] ? any_moe : any_dense) = true;
+  for (int64_t id : rank.layers) {
+    if (!m.has_mlp(static_cast<size_t>(id))) continue;
+    (m.is_moe() && m.moe_layers[id] ? any_moe : any_dense) = true;
+  }
   Wide widest = attention_width(s);
   std::string widest_name = "attention";
+  // Mamba-2 / DeltaNet layers: their in_proj output per token, split over tp.
+  for (int64_t id : rank.layers) {
+    const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
+    Wide width = 0;
+    if (mixer == LayerMixer::kMamba2)
+      width = ceil_div(
+          2 * m.mamba.d_inner() + 2 * m.mamba.n_groups * m.mamba.state_size + m.mamba.num_heads,
+          s.tp);
+    if (mixer == LayerMixer::kGatedDeltaNet)
+      width = ceil_div(
+          2 * m.deltanet.key_dim() + 2 * m.deltanet.value_dim() + 2 * m.deltanet.num_v_heads, s.tp);
+    if (width > widest) {
+      widest = width;
+      widest_name = mixer == LayerMixer::kMamba2 ? "Mamba-2 in_proj" : "DeltaNet in_proj";
+    }
+  }
   if (any_dense && mlp_width(m, m.ffn, s.tp) > widest) {
     widest = mlp_width(m, m.ffn, s.tp);
     widest_name = "MLP";
@@ -294,6 +317,11 @@ Wide add_weight_rows(const InferenceScenario& s, const GpuWeights& g, RankRows& 
                                 base_name)
                   : "",
           "kept in the model dtype by every quantisation method (modules_to_not_convert)");
+  out.add("vision tower + projector", g.vision * base, CountsToward::kAllocated,
+          explain
+              ? fmt::format("{} params / tp × {} B ({})", group_digits(g.vision), base, base_name)
+              : "",
+          "vLLM loads the vision encoder beside the language model, in the model dtype");
   out.add("rotary cos/sin cache", g.rotary * base, CountsToward::kAllocated,
           explain && g.rotary > 0
               ? fmt::format("{} positions × {} rotary dims × {} B",
@@ -301,7 +329,7 @@ Wide add_weight_rows(const InferenceScenario& s, const GpuWeights& g, RankRows& 
                             static_cast<int64_t>(g.rotary / s.model.max_position_embeddings), base)
               : "",
           kSourceRotary);
-  return total + (g.other + g.rotary) * base;
+  return total + (g.other + g.rotary + g.vision) * base;
 }
 
 struct RankResult {
@@ -330,6 +358,17 @@ void add_overhead_rows(const InferenceScenario& s, RankRows& out) {
           kSourceNccl);
 }
 
+// Blocks, tokens and sequences the KV pool holds. A rank of only Mamba / DeltaNet layers has no
+// KV pages: its sequences are bounded by their recurrent state alone.
+void fill_pool(Capacity& c, const InferenceScenario& s, const InferenceRank& r) {
+  const Wide page = Wide{s.block_size} * r.kv_bytes_per_token;
+  c.num_blocks = page > 0 ? static_cast<int64_t>(c.kv_budget_bytes / page) : 0;
+  c.max_kv_tokens = c.num_blocks * s.block_size;
+  const Wide pool = page > 0 ? Wide{c.num_blocks} * page : Wide{c.kv_budget_bytes};
+  c.max_sequences =
+      r.kv_bytes_per_sequence > 0 ? static_cast<int64_t>(pool / r.kv_bytes_per_sequence) : 0;
+}
+
 Capacity vllm_capacity(const InferenceScenario& s, const InferenceRank& r, bool explain) {
   Capacity c;
   c.engine = ServingEngine::kVllm;
@@ -344,10 +383,7 @@ Capacity vllm_capacity(const InferenceScenario& s, const InferenceRank& r, bool 
   const Wide budget = Wide{c.requested_bytes} - fixed;
   c.kv_budget_bytes = static_cast<int64_t>(std::max<Wide>(budget, 0));
   c.shortfall_bytes = static_cast<int64_t>(std::max<Wide>(-budget, 0));
-  const Wide page = Wide{s.block_size} * r.kv_bytes_per_token;
-  c.num_blocks = static_cast<int64_t>(c.kv_budget_bytes / page);
-  c.max_kv_tokens = c.num_blocks * s.block_size;
-  c.max_sequences = static_cast<int64_t>(Wide{c.num_blocks} * page / r.kv_bytes_per_sequence);
+  fill_pool(c, s, r);
   if (explain) {
     c.formula = fmt::format(
         "{:.2f} × {} = {} requested − weights {} − activation peak {} − non-torch {}{}{} = {} "
@@ -376,10 +412,7 @@ Capacity sglang_capacity(const InferenceScenario& s, const InferenceRank& r, boo
   const Wide budget = Wide{c.requested_bytes} - r.weights_bytes;
   c.kv_budget_bytes = static_cast<int64_t>(std::max<Wide>(budget, 0));
   c.shortfall_bytes = static_cast<int64_t>(std::max<Wide>(-budget, 0));
-  const Wide page = Wide{s.block_size} * r.kv_bytes_per_token;
-  c.num_blocks = static_cast<int64_t>(c.kv_budget_bytes / page);
-  c.max_kv_tokens = c.num_blocks * s.block_size;
-  c.max_sequences = static_cast<int64_t>(Wide{c.num_blocks} * page / r.kv_bytes_per_sequence);
+  fill_pool(c, s, r);
   if (explain) {
     c.formula = fmt::format(
         "{:.2f} × free at start {} (total {} − CUDA context {}{}) = {} − weights {} = {} → {} "
@@ -401,13 +434,18 @@ RankResult estimate_rank(const InferenceScenario& s, const ParamCounts& counts,
   const GpuWeights g = gpu_weights(s, counts, rank);
   const Wide weights = add_weight_rows(s, g, out);
   const KvLayout kv = kv_layout(s, rank, context, explain);
-  result.kv_cache = kv.per_sequence * s.batch;
+  result.kv_cache = (kv.per_sequence + kv.state_per_sequence) * s.batch;
   out.add("KV cache", result.kv_cache, CountsToward::kAllocated,
           explain ? fmt::format("{} seq × {} = {} × {}; per token: {} = {} B", s.batch,
                                 kv.sequence_formula, s.batch, short_bytes(kv.per_sequence),
                                 kv.token_formula, group_digits(kv.per_token))
                   : "",
           kSourceKv);
+  out.add("SSM / linear-attention state", kv.state_per_sequence * s.batch, CountsToward::kAllocated,
+          explain ? fmt::format("{} seq × ({}) = {} × {}", s.batch, kv.state_formula, s.batch,
+                                short_bytes(kv.state_per_sequence))
+                  : "",
+          kSourceRecurrentState);
   Term act = activation_peak(s, rank, explain);
   out.add("activation peak", act.bytes, CountsToward::kAllocated, std::move(act.formula),
           kSourceActivation);
@@ -419,7 +457,9 @@ RankResult estimate_rank(const InferenceScenario& s, const ParamCounts& counts,
   r.layers = static_cast<int64_t>(rank.layers.size());
   r.weights_bytes = static_cast<int64_t>(weights);
   r.kv_bytes_per_token = static_cast<int64_t>(kv.per_token);
-  r.kv_bytes_per_sequence = static_cast<int64_t>(kv.per_sequence);
+  // The recurrent state shares the KV pool (vLLM's hybrid KV cache manager), so a sequence's
+  // share of the pool includes it.
+  r.kv_bytes_per_sequence = static_cast<int64_t>(kv.per_sequence + kv.state_per_sequence);
   r.activation_bytes = static_cast<int64_t>(act.bytes);
   for (const Row& row : out.rows()) r.device_bytes += row.bytes;
   result.rows = std::move(out.rows());

@@ -285,3 +285,52 @@ TEST(InferenceValidation, BadLayoutsNameTheField) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+// Nemotron-H-8B: 4 attention layers hold KV; 24 Mamba-2 layers a constant state per sequence:
+// conv 3 × (8192 + 2·8·128) + ssm 128 heads × 64 × 128 = 1,079,296 values × 2 B each.
+TEST(RecurrentState, MambaLayersKeepAConstantStatePerSequence) {
+  InferenceScenario s = preset("Nemotron-H-8B-Base-8K");
+  s.context = 8192;
+  InferenceEstimate e = run(s);
+  EXPECT_EQ(e.kv_bytes_per_token, 2 * 4 * 8 * 128 * 2);
+  const int64_t state = int64_t{24} * 1'079'296 * 2;
+  EXPECT_EQ(row(e, "SSM / linear-attention state"), state);
+  EXPECT_EQ(e.kv_bytes_per_sequence, int64_t{16'384} * 8192 + state);
+  s.context = 4096;  // the state does not grow with the context; the KV does
+  EXPECT_EQ(run(s).kv_bytes_per_sequence, int64_t{16'384} * 4096 + state);
+  s.tp = 2;  // heads and conv channels split over tp
+  EXPECT_EQ(row(run(s), "SSM / linear-attention state"), state / 2);
+  // Weights: every checkpoint tensor once in bf16 (Nemotron-H's attention has no rotary).
+  s.tp = 1;
+  EXPECT_EQ(run(s).weights_bytes - row(run(s), "rotary"), int64_t{2} * 8'100'852'736);
+}
+
+// Qwen3-Next: 12 gated-attention layers of 2 KV heads × 256; 36 DeltaNet layers with conv
+// 3 × (2·2048 + 4096) and a recurrent 32 heads × 128 × 128: 548,864 values × 2 B each.
+TEST(RecurrentState, DeltaNetStateAndCapacity) {
+  InferenceScenario s = preset("Qwen3-Next-80B-A3B-Instruct");
+  s.context = 32768;
+  s.tp = 4;
+  s.gpu_memory_utilization = 0.9;
+  InferenceEstimate e = run(s);
+  EXPECT_EQ(e.kv_bytes_per_token, 12 * 2 * 1 * 256 * 2);  // 2 KV heads over tp 4: one each
+  const int64_t state = int64_t{36} * (3 * 8192 / 4 + 8 * 128 * 128) * 2;
+  EXPECT_EQ(row(e, "SSM / linear-attention state"), state);
+  // The pool's sequences pay for their state too.
+  ASSERT_TRUE(e.capacity.has_value());
+  EXPECT_EQ(e.kv_bytes_per_sequence, int64_t{12 * 2 * 256 * 2} * 32768 + state);
+  EXPECT_LE(e.capacity->max_sequences * e.kv_bytes_per_sequence, e.capacity->kv_budget_bytes);
+}
+
+TEST(InferenceWeights, VisionTowerIsLoadedOnTheFirstRank) {
+  InferenceScenario s = preset("Qwen2.5-VL-7B-Instruct");
+  s.context = 8192;
+  InferenceEstimate e = run(s);
+  EXPECT_EQ(row(e, "vision tower"), int64_t{676'550'144} * 2);
+}
+
+}  // namespace
+}  // namespace vramplan

@@ -98,13 +98,29 @@ GpuWeights gpu_weights(const InferenceScenario& s, const ParamCounts& counts,
   for (int64_t id : rank.layers) {
     const LayerParams& p = counts.layers[id];
     const bool moe = p.routed_experts > 0;
-    const LinearShape a = per_gpu(attn, tp);
-    add(attention, a.params, a.tensors, a.rows);
-    // Whatever is not a linear weight (biases, norms, sinks) stays in the base dtype.
-    const Wide attn_column_row = Wide{attn.column.params} + attn.row.params;
-    g.other += ceil_div(p.attention - attn_column_row, tp) +
-               (p.attention_replicated - attn.replicated.params);
-    const Wide ffn = moe ? Wide{m.moe.shared_experts} * m.moe.shared_expert_ffn : m.ffn;
+    const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
+    if (mixer == LayerMixer::kAttention) {
+      const LinearShape a = per_gpu(attn, tp);
+      add(attention, a.params, a.tensors, a.rows);
+      // Whatever is not a linear weight (biases, norms, sinks) stays in the base dtype.
+      const Wide attn_column_row = Wide{attn.column.params} + attn.row.params;
+      g.other += ceil_div(p.attention - attn_column_row, tp) +
+                 (p.attention_replicated - attn.replicated.params) + p.indexer;
+    } else if (p.ssm > 0) {
+      // Mamba-2 / DeltaNet: in_proj column-parallel, out_proj row-parallel (vLLM
+      // MambaMixer2 / Qwen3NextGatedDeltaNet), conv and per-head vectors sharded with the heads.
+      const Wide out_rows = m.hidden;
+      const Wide out_params = mixer == LayerMixer::kMamba2
+                                  ? Wide{m.mamba.d_inner()} * m.hidden
+                                  : Wide{m.deltanet.value_dim()} * m.hidden;
+      const Wide in_params = p.ssm - out_params;
+      add(attention, ceil_div(in_params, tp), 2, ceil_div(in_params / m.hidden, tp));
+      add(attention, ceil_div(out_params, tp), 1, out_rows);
+      g.other += ceil_div(p.ssm_small, tp);
+    }
+    const Wide ffn = !m.has_mlp(static_cast<size_t>(id)) ? 0
+                     : moe ? Wide{m.moe.shared_experts} * m.moe.shared_expert_ffn
+                           : m.ffn;
     const LinearSplit dense = mlp_linears(m, ffn);
     const LinearShape d = per_gpu(dense, tp);
     add(mlp, d.params, d.tensors, d.rows);
@@ -127,6 +143,7 @@ GpuWeights gpu_weights(const InferenceScenario& s, const ParamCounts& counts,
     add(g.by_class[static_cast<size_t>(ModuleClass::kEmbedding)], vocab_shard * m.hidden, 1,
         vocab_shard);
     g.other += counts.position_embedding;
+    g.vision = ceil_div(counts.vision, tp);
   }
   if (rank.last) {
     // A tied head shares the embedding's tensor only when both live on the same rank.
@@ -180,25 +197,78 @@ Wide kv_bytes_per_layer_token(const InferenceScenario& s) {
     // One compressed latent and one rope key per token, shared by all heads: every TP rank
     // keeps all of it.
     const Wide width = m.mla.kv_lora_rank + m.mla.qk_rope_head_dim;
-    return ceil_div(width * bits, 8) + scales;
+    // DeepSeek-V3.2's indexer caches one fp8 key of index_head_dim plus an fp32 scale per token
+    // (vLLM deepseek_v2.py DeepseekV32IndexerCache).
+    const Wide indexer = m.indexer.num_heads > 0 ? Wide{m.indexer.head_dim} + 4 : 0;
+    return ceil_div(width * bits, 8) + scales + indexer;
   }
   const Wide heads = kv_heads_per_gpu(m, s.tp);
   return 2 * heads * (ceil_div(Wide{m.head_dim} * bits, 8) + scales);
 }
 
+namespace {
+
+// vLLM MambaSpec (model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator): per
+// layer and sequence, Mamba-2 keeps conv (K − 1) × conv_dim/t and ssm H/t × P × N; the gated
+// DeltaNet keeps conv (K − 1) × (2k + v)/t and a recurrent Hv/t × dk × dv. Both in the model
+// dtype (mamba_cache_dtype "auto").
+void add_recurrent_state(const InferenceScenario& s, int64_t mamba, int64_t deltanet, KvLayout& kv,
+                         bool explain) {
+  const ModelConfig& m = s.model;
+  const Wide bytes = bits_of(s.weights.base) / 8;
+  const Wide tp = s.tp;
+  Wide per_mamba = 0, per_delta = 0;
+  if (mamba > 0) {
+    const Mamba2Config& c = m.mamba;
+    per_mamba = (Wide{c.conv_kernel - 1} * ceil_div(c.conv_dim(), tp) +
+                 ceil_div(c.num_heads, tp) * c.head_dim * c.state_size) *
+                bytes;
+  }
+  if (deltanet > 0) {
+    const GatedDeltaNetConfig& c = m.deltanet;
+    per_delta = (Wide{c.conv_kernel - 1} * ceil_div(c.conv_dim(), tp) +
+                 ceil_div(c.num_v_heads, tp) * c.k_head_dim * c.v_head_dim) *
+                bytes;
+  }
+  kv.state_per_sequence = mamba * per_mamba + deltanet * per_delta;
+  if (!explain || kv.state_per_sequence == 0) return;
+  if (mamba > 0) {
+    const Mamba2Config& c = m.mamba;
+    kv.state_formula =
+        fmt::format("{} Mamba-2 layers × (conv {} × {}/{} + ssm {}/{} heads × {} × {}) × {} B",
+                    mamba, c.conv_kernel - 1, c.conv_dim(), s.tp, c.num_heads, s.tp, c.head_dim,
+                    c.state_size, static_cast<int64_t>(bytes));
+  }
+  if (deltanet > 0) {
+    const GatedDeltaNetConfig& c = m.deltanet;
+    kv.state_formula += fmt::format(
+        "{}{} gated-DeltaNet layers × (conv {} × {}/{} + recurrent {}/{} heads × {} × {}) × {} B",
+        kv.state_formula.empty() ? "" : " + ", deltanet, c.conv_kernel - 1, c.conv_dim(), s.tp,
+        c.num_v_heads, s.tp, c.k_head_dim, c.v_head_dim, static_cast<int64_t>(bytes));
+  }
+}
+
+}  // namespace
+
 KvLayout kv_layout(const InferenceScenario& s, const ServingRank& rank, int64_t context,
                    bool explain) {
   const ModelConfig& m = s.model;
   const Wide per_layer = kv_bytes_per_layer_token(s);
-  int64_t full = 0, sliding = 0;
-  for (int64_t id : rank.layers)
+  int64_t full = 0, sliding = 0, mamba = 0, deltanet = 0;
+  for (int64_t id : rank.layers) {
+    const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
+    if (mixer == LayerMixer::kMamba2) ++mamba;
+    if (mixer == LayerMixer::kGatedDeltaNet) ++deltanet;
+    if (mixer != LayerMixer::kAttention) continue;
     (m.layer_attention[id] == LayerAttention::kSliding ? sliding : full) += 1;
+  }
   const Wide block = s.block_size;
   const Wide full_tokens = ceil_div(context, block) * block;
   const Wide window_tokens = ceil_div(std::min<int64_t>(context, m.sliding_window), block) * block;
   KvLayout kv;
   kv.per_token = per_layer * (full + sliding);
   kv.per_sequence = per_layer * (full * full_tokens + sliding * window_tokens);
+  add_recurrent_state(s, mamba, deltanet, kv, explain);
   if (!explain) return kv;
   const int64_t layers = full + sliding;
   const std::string bytes = kv_dtype_name(s.kv_dtype);

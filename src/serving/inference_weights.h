@@ -29,6 +29,8 @@ struct GpuWeights {
   std::array<LinearShape, 5> by_class{};  // indexed by ModuleClass
   Wide other = 0;                         // norms, biases, routers, sinks: base dtype
   Wide rotary = 0;                        // rotary cos/sin cache elements (a buffer)
+  Wide vision = 0;  // vision tower + projector on the first rank, split over tp (vLLM's vision
+                    // encoders use column/row-parallel linears); the model dtype
 };
 
 // Routed experts are split over max(tp, ep) GPUs: whole experts over ep ranks, each expert's
@@ -44,6 +46,10 @@ struct KvLayout {
   Wide per_sequence = 0;  // `context` tokens, sliding layers capped at the window, whole blocks
   std::string token_formula;
   std::string sequence_formula;
+  // Mamba-2 and gated-DeltaNet layers keep a constant-size state per sequence instead of a KV
+  // cache: the conv window and the SSM / recurrent state (vLLM MambaSpec). It shares the KV pool.
+  Wide state_per_sequence = 0;
+  std::string state_formula;
 };
 KvLayout kv_layout(const InferenceScenario& s, const ServingRank& rank, int64_t context,
                    bool explain);

@@ -283,6 +283,37 @@ void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
 // _custom_policy): inside each layer the outputs of scaled-dot-product attention and of every
 // other matmul are saved (the 1st, 3rd, 5th, 7th: wq, wv, w1, w2 in a Llama layer; fc1 in a
 // plain MLP); norms, activations and the other matmuls are recomputed from the layer input.
+// Mamba-2 through mamba_ssm's fused path (ssd_combined.py MambaSplitConv1dScanCombinedFn, which
+// transformers' cuda_kernels_forward and Megatron's MambaMixer call): it saves the in_proj output
+// zxbcdt, the scan output before the gated norm (out_x) and the norm's fp32 rstd per group;
+// the conv output, the chunk states (n/chunk × H × P × N) and the out_proj input are recomputed
+// in its backward (checkpoint_lvl 1). The in_proj keeps its input for the weight gradient.
+void add_mamba2_mixer(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const Mamba2Config& c = s.model.mamba;
+  add_linear_input(d, "in_proj input", sum);
+  const Wide zxbcdt = 2 * c.d_inner() + 2 * c.n_groups * c.state_size + c.num_heads;
+  sum.add("in_proj output zxbcdt", "n·(2·d_inner+2·G·N+H)·B/t", d.n * zxbcdt * d.bytes / d.t);
+  sum.add("scan output out_x", "n·d_inner·B/t", d.n * c.d_inner() * d.bytes / d.t);
+  sum.add("gated-norm rstd", "n·G·4/t", ceil_div(d.n * c.n_groups * 4, d.t));
+}
+
+// Qwen3-Next's gated DeltaNet through flash-linear-attention (chunk_gated_delta_rule, chunk 64):
+// in_proj_qkvz|ba outputs, the causal conv's input and its SiLU output, the kernel's q, k, v
+// (l2-normalised in the kernel), g and beta in fp32 and its WY matrix A (n × Hv × 64, fp32);
+// chunk states are recomputed in backward. The gated RMSNorm keeps its input and gate, out_proj
+// its input.
+void add_deltanet_mixer(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const GatedDeltaNetConfig& c = s.model.deltanet;
+  add_linear_input(d, "in_proj input", sum);
+  const Wide proj = 2 * c.key_dim() + 2 * c.value_dim() + 2 * c.num_v_heads;
+  sum.add("in_proj_qkvz|ba output", "n·(2k+2v+2·Hv)·B/t", d.n * proj * d.bytes / d.t);
+  sum.add("conv input + output", "2·n·(2k+v)·B/t", 2 * d.n * c.conv_dim() * d.bytes / d.t);
+  sum.add("kernel q, k, v", "n·(2k+v)·B/t", d.n * c.conv_dim() * d.bytes / d.t);
+  sum.add("g, beta (fp32)", "n·2·Hv·4/t", d.n * 2 * c.num_v_heads * 4 / d.t);
+  sum.add("WY matrix A (fp32)", "n·Hv·64·4/t", d.n * c.num_v_heads * 64 * 4 / d.t);
+  sum.add("norm input, gate, out_proj input", "3·n·v·B/t", 3 * d.n * c.value_dim() * d.bytes / d.t);
+}
+
 Term op_level_checkpointed_layer(const Scenario& s, const Dims& d, bool explain) {
   const ModelConfig& m = s.model;
   const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
@@ -360,7 +391,8 @@ Wide tokens_per_rank(const Scenario& s) {
   return Wide{s.training.seq_len} * s.training.micro_batch / s.parallel.cp;
 }
 
-Term layer_activations(const Scenario& s, bool moe_layer, bool explain) {
+Term layer_activations(const Scenario& s, bool moe_layer, bool explain, LayerMixer mixer,
+                       bool has_mlp) {
   const Dims d = dims_of(s);
   if (s.training.recompute ==
       Recompute::kSelectiveOp)  // scenario_checks.cc: dense, standard attention
@@ -372,13 +404,20 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain) {
                            : fmt::format("norms·n·(h·{}+{})/t_sp", keeps.expr, keeps.per_token);
   sum.add("norm inputs", norm_expr.c_str(),
           Wide{s.model.norms_per_layer} * d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
-  if (s.model.attention == AttentionKind::kMla) {
-    add_mla_attention(s, d, sum);
-  } else {
-    add_standard_attention(s, d, sum);
+  if (mixer == LayerMixer::kMamba2) {
+    add_mamba2_mixer(s, d, sum);
+  } else if (mixer == LayerMixer::kGatedDeltaNet) {
+    add_deltanet_mixer(s, d, sum);
+  } else if (mixer == LayerMixer::kAttention) {
+    if (s.model.attention == AttentionKind::kMla) {
+      add_mla_attention(s, d, sum);
+    } else {
+      add_standard_attention(s, d, sum);
+    }
+    add_attention_core(s, d, sum);
   }
-  add_attention_core(s, d, sum);
   if (s.training.dropout) sum.add("dropout masks", "2·n·h/t_sp", 2 * d.n * d.h / d.t_sp);
+  if (!has_mlp) return sum.finish(preamble(s, d));
   if (moe_layer) {
     add_moe(s, d, sum);
   } else {

@@ -59,8 +59,11 @@ Term masked_layer_extra(const Scenario& s, bool explain);
 // Tokens of one microbatch on one context-parallel rank: n = s·b/c.
 Wide tokens_per_rank(const Scenario& s);
 
-// Everything one layer keeps for backward for one microbatch (no recompute, or selective).
-Term layer_activations(const Scenario& s, bool moe_layer, bool explain);
+// Everything one layer keeps for backward for one microbatch (no recompute, or selective). A
+// hybrid model's layer says what mixes its tokens (attention, Mamba-2, gated DeltaNet or
+// nothing) and whether it has an MLP.
+Term layer_activations(const Scenario& s, bool moe_layer, bool explain,
+                       LayerMixer mixer = LayerMixer::kAttention, bool has_mlp = true);
 
 // What a fully recomputed layer keeps: its input hidden states.
 Term recomputed_layer_input(const Scenario& s, bool explain);

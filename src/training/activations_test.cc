@@ -214,5 +214,35 @@ TEST(Activations, TransformersRmsNormsKeepTheirFp32Upcast) {
   EXPECT_EQ(norm_keeps(llama(8192)).per_token, 0);
 }
 
+// Nemotron-H-8B's Mamba-2 block (h 4096, H 128 heads of P 64, N 128, G 8), n = 8192, B = 2:
+//   norm input n·h·2                          =  67,108,864 (one norm per block)
+//   in_proj input n·h·2                       =  67,108,864
+//   zxbcdt n·(2·8192 + 2·8·128 + 128)·2       = 304,087,040
+//   out_x n·8192·2                            = 134,217,728
+//   rstd n·8·4                                =     262,144
+//   total                                     = 572,784,640
+TEST(Activations, Mamba2BlockMatchesHandArithmetic) {
+  Scenario s = llama(8192);
+  s.model.norms_per_layer = 1;
+  s.model.mamba = Mamba2Config{128, 64, 128, 8, 4, true, false, true};
+  Term t = layer_activations(s, false, true, LayerMixer::kMamba2, /*has_mlp=*/false);
+  EXPECT_EQ(t.bytes, 572'784'640);
+  EXPECT_NE(t.formula.find("zxbcdt"), std::string::npos);
+}
+
+// Qwen3-Next's gated DeltaNet (h 2048, Hk 16 × 128 = k 2048, Hv 32 × 128 = v 4096), n = 8192:
+//   norm inputs 2·n·h·2 67,108,864; in_proj input n·h·2 33,554,432
+//   projections n·(2·2048 + 2·4096 + 64)·2 = 202,375,168
+//   conv input + output 2·n·8192·2 = 268,435,456; kernel q, k, v n·8192·2 = 134,217,728
+//   g, beta n·64·4 = 2,097,152; A n·32·64·4 = 67,108,864; norm/gate/out_proj 3·n·4096·2
+//   = 201,326,592 -> 976,224,256
+TEST(Activations, GatedDeltaNetMatchesHandArithmetic) {
+  Scenario s = llama(8192);
+  s.model.hidden = 2048;
+  s.model.deltanet = GatedDeltaNetConfig{16, 32, 128, 128, 4};
+  Term t = layer_activations(s, false, false, LayerMixer::kGatedDeltaNet, /*has_mlp=*/false);
+  EXPECT_EQ(t.bytes, 976'224'256);
+}
+
 }  // namespace
 }  // namespace vramplan

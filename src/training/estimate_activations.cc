@@ -2,7 +2,9 @@
 // the embedding, and the last stage's head, logits and loss.
 #include <fmt/format.h>
 
+#include <map>
 #include <string>
+#include <utility>
 
 #include "training/activations.h"
 #include "training/estimate_parts.h"
@@ -12,7 +14,9 @@ namespace vramplan::estimate_parts {
 namespace {
 
 constexpr const char* kSourceActivations =
-    "Korthikanti et al. 2022 (arXiv 2205.05198) §4, generalised to GQA/MLA/gated MLP/MoE";
+    "Korthikanti et al. 2022 (arXiv 2205.05198) §4, generalised to GQA/MLA/gated MLP/MoE; "
+    "Mamba-2: mamba_ssm ops/triton/ssd_combined.py MambaSplitConv1dScanCombinedFn; gated "
+    "DeltaNet: flash-linear-attention ops/gated_delta_rule/chunk.py";
 constexpr const char* kSourceLogits =
     "Megatron-LM core/tensor_parallel/cross_entropy.py (fp32 vocab-parallel cross entropy)";
 constexpr const char* kSourceRecompute =
@@ -50,7 +54,27 @@ struct LayerMix {
   int64_t dense = 0, moe = 0;  // layers stored in full
   int64_t recomputed = 0;      // layers keeping only their input
   int64_t masked = 0;          // of the stored ones, sliding-window layers given a mask
+  // Hybrid models: the stored layers by kind (mixer, MLP), each kind's activations once.
+  std::map<std::string, std::pair<int64_t, Term>> kinds;
+  Wide hybrid_bytes = 0;
 };
+
+std::string kind_name(LayerMixer mixer, bool has_mlp, bool moe) {
+  const char* mixers[] = {"attention", "Mamba-2", "gated-DeltaNet", ""};
+  std::string name = mixers[static_cast<int>(mixer)];
+  if (has_mlp) name += std::string(name.empty() ? "" : " + ") + (moe ? "MoE" : "MLP");
+  return name + " layers";
+}
+
+void add_hybrid_layer(const Context& c, int64_t id, bool moe, LayerMix& mix) {
+  const ModelConfig& m = c.s.model;
+  const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
+  const bool has_mlp = m.has_mlp(static_cast<size_t>(id));
+  auto [it, added] = mix.kinds.try_emplace(kind_name(mixer, has_mlp, moe), 0, Term{});
+  if (added) it->second.second = layer_activations(c.s, moe, c.explain, mixer, has_mlp);
+  ++it->second.first;
+  mix.hybrid_bytes += it->second.second.bytes;
+}
 
 LayerMix layer_mix(const Context& c, const RankLayout& rank) {
   LayerMix mix;
@@ -67,7 +91,9 @@ LayerMix layer_mix(const Context& c, const RankLayout& rank) {
   for (size_t i = static_cast<size_t>(recomputed); i < rank.layers.size(); ++i) {
     const int64_t id = rank.layers[i];
     if (id < layers_without_backward(c.s)) continue;  // frozen, and no backward reaches it
-    if (c.s.model.is_moe() && c.s.model.moe_layers[id])
+    const bool moe = c.s.model.is_moe() && c.s.model.moe_layers[id];
+    if (c.s.model.is_hybrid()) add_hybrid_layer(c, id, moe, mix);
+    if (moe)
       ++mix.moe;
     else
       ++mix.dense;
@@ -100,9 +126,12 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   const LayerMix mix = layer_mix(c, rank);
   const int64_t vpp = c.s.parallel.vpp;
   const Term masked = masked_layer_extra(c.s, c.explain);
+  const bool hybrid = c.s.model.is_hybrid();
+  const Wide stored =
+      hybrid ? mix.hybrid_bytes
+             : Wide{mix.dense} * c.dense_layer.bytes + Wide{mix.moe} * c.moe_layer.bytes;
   const Wide per_microbatch =
-      Wide{mix.dense} * c.dense_layer.bytes + Wide{mix.moe} * c.moe_layer.bytes +
-      Wide{mix.recomputed} * c.layer_input.bytes + Wide{mix.masked} * masked.bytes;
+      stored + Wide{mix.recomputed} * c.layer_input.bytes + Wide{mix.masked} * masked.bytes;
   Term acts{per_microbatch * rank.in_flight_chunks / vpp, ""};
   if (c.explain) {
     std::string layers;
@@ -111,15 +140,23 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
       if (!layers.empty()) layers += " + ";
       layers += fmt::format("{} {} × {}", count, kind, short_bytes(t.bytes));
     };
-    part(mix.dense, c.dense_layer, mix.moe > 0 ? "dense layers" : "layers");
-    part(mix.moe, c.moe_layer, "MoE layers");
+    std::string per_layer =
+        mix.moe > 0 && mix.dense == 0 ? c.moe_layer.formula : c.dense_layer.formula;
+    if (hybrid) {
+      per_layer.clear();
+      for (const auto& [name, entry] : mix.kinds) {
+        part(entry.first, entry.second, name.c_str());
+        per_layer += (per_layer.empty() ? "" : "; ") + name + ": " + entry.second.formula;
+      }
+    } else {
+      part(mix.dense, c.dense_layer, mix.moe > 0 ? "dense layers" : "layers");
+      part(mix.moe, c.moe_layer, "MoE layers");
+    }
     part(mix.recomputed, c.layer_input, "recomputed layers");
     part(mix.masked, masked, "masked sliding-window layers, extra");
-    acts.formula =
-        fmt::format("{} in-flight {} × ({}){}; per layer: {}", rank.in_flight_chunks,
-                    vpp > 1 ? "chunk-microbatches" : "microbatches", layers,
-                    vpp > 1 ? fmt::format(" / vpp {}", vpp) : "",
-                    mix.moe > 0 && mix.dense == 0 ? c.moe_layer.formula : c.dense_layer.formula);
+    acts.formula = fmt::format("{} in-flight {} × ({}){}; per layer: {}", rank.in_flight_chunks,
+                               vpp > 1 ? "chunk-microbatches" : "microbatches", layers,
+                               vpp > 1 ? fmt::format(" / vpp {}", vpp) : "", per_layer);
   }
   out.add("activations", std::move(acts), CountsToward::kAllocated, kSourceActivations);
 

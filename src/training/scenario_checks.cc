@@ -95,6 +95,14 @@ std::optional<Error> check_tensor_parallel(const Scenario& s) {
   const bool has_dense_mlp = !m.is_moe() || std::find(m.moe_layers.begin(), m.moe_layers.end(),
                                                       false) != m.moe_layers.end();
   if (has_dense_mlp && m.ffn % p.tp != 0) return not_divisor("tp", p.tp, m.ffn, "the FFN width");
+  // Mamba-2 and DeltaNet mixers split their heads over tp (Mamba's B/C groups are replicated
+  // when they do not divide, as vLLM's MambaMixer2 does).
+  for (LayerMixer kind : m.layer_mixer) {
+    if (kind == LayerMixer::kMamba2 && m.mamba.num_heads % p.tp != 0)
+      return not_divisor("tp", p.tp, m.mamba.num_heads, "Mamba-2 heads");
+    if (kind == LayerMixer::kGatedDeltaNet && m.deltanet.num_k_heads % p.tp != 0)
+      return not_divisor("tp", p.tp, m.deltanet.num_k_heads, "gated-DeltaNet key heads");
+  }
   const int64_t local_seq = s.training.seq_len / p.cp;
   if (p.tp > 1 && p.sequence_parallel && local_seq % p.tp != 0)
     return Error{"seq_len", to_string(s.training.seq_len),

@@ -61,8 +61,10 @@ void check_preset(const nlohmann::json& p, std::vector<ParameterCountCheck>& out
   }
   const ModelConfig& m = parsed->model;
   const ParamCounts counts = count_parameters(m);
-  // The reference counts model.parameters(); vramplan's total is the Hub's, buffers included.
-  out.push_back({preset, "total", count_of(p, "total"), counts.total - counts.buffers});
+  // The reference counts model.parameters() of the text model (a multimodal preset's
+  // text_config); vramplan's total is the Hub's, buffers and any vision tower included.
+  out.push_back(
+      {preset, "total", count_of(p, "total"), counts.total - counts.buffers - counts.vision});
   out.push_back({preset, "embedding", count_of(p, "embedding"), counts.embedding});
   out.push_back({preset, "lm head", count_of(p, "lm_head"), counts.lm_head});
   out.push_back({preset, "other (final norm, positions)", count_of(p, "other"),

@@ -15,9 +15,14 @@ struct LayerParams {
   int64_t attention_replicated = 0;  // TP-replicated: o bias, q/k norms, MLA latent norms, low-rank
                                      // down projections, attention sinks
   int64_t norms = 0;                 // the layer's own norms (replicated)
-  int64_t mlp = 0;             // dense MLP, or the shared experts of an MoE layer (TP-sharded)
-  int64_t router = 0;          // MoE router weights and biases (replicated)
-  int64_t routed_experts = 0;  // all E routed experts (sharded by EP·expert-TP)
+  // Mamba-2 or gated-DeltaNet mixer in place of attention: in/out projections (TP-sharded by
+  // head) and ssm_small (conv1d, dt_bias, A_log, D, gated norm: sharded with the heads too).
+  int64_t ssm = 0;
+  int64_t ssm_small = 0;
+  int64_t indexer = 0;  // DeepSeek-V3.2 lightning indexer (replicated, like MLA's down projections)
+  int64_t mlp = 0;      // dense MLP, or the shared experts of an MoE layer (TP-sharded)
+  int64_t router = 0;   // MoE router weights and biases (replicated)
+  int64_t routed_experts = 0;         // all E routed experts (sharded by EP·expert-TP)
   int64_t active_routed_experts = 0;  // the top-k experts a token uses
   // Checkpoint tensors the model class registers as buffers, not parameters: DeepSeek-V3's
   // e_score_correction_bias (transformers' DeepSeek-V3 router: register_buffer). Part of the Hub
@@ -27,7 +32,8 @@ struct LayerParams {
 
   // The Hub total: every tensor of the checkpoint, buffers included.
   int64_t total() const {
-    return attention + attention_replicated + norms + mlp + router + routed_experts + buffers;
+    return attention + attention_replicated + norms + ssm + ssm_small + indexer + mlp + router +
+           routed_experts + buffers;
   }
   // What the model class holds as parameters (model.parameters()).
   int64_t parameters() const { return total() - buffers; }
@@ -52,7 +58,9 @@ struct ParamCounts {
   int64_t mtp_extra = 0;
   int64_t mtp_total = 0;  // all MTP modules together
 
+  int64_t vision = 0;   // vision tower and projector of a multimodal checkpoint (ModelConfig)
   int64_t total = 0;    // the Hub total: embedding + positions + lm_head + final norm + layers
+                        // + vision
   int64_t buffers = 0;  // of which buffers, not parameters (LayerParams::buffers)
   int64_t active = 0;   // per token: total minus the routed experts a token does not use
                         // (includes the input embedding)
