@@ -261,17 +261,24 @@ void add_recompute(const ModelConfig& m, const Training& tr, RankWork& rank) {
   }
 }
 
-RankWork rank_work(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
-                   const ChunkSplit& split, int64_t r) {
-  const Parallelism& p = s.parallel;
-  const double tp = static_cast<double>(p.tp), experts = static_cast<double>(p.ep * p.etp);
-  RankWork rank;
+// The layers of each kind pipeline rank r holds over its vpp chunks.
+std::array<double, kLayerKinds> rank_layers(const StepTimeData& data, const Parallelism& p,
+                                            const ChunkSplit& split, int64_t r) {
+  std::array<double, kLayerKinds> layers{};
   for (int64_t j = 0; j < p.vpp; ++j) {
     const int64_t c = r + j * p.pp;
     const int64_t begin = split.begin(c), end = begin + split.size(c);
-    for (int k = 0; k < kLayerKinds; ++k)
-      rank.layers[k] += data.prefix[end][k] - data.prefix[begin][k];
+    for (int k = 0; k < kLayerKinds; ++k) layers[k] += data.prefix[end][k] - data.prefix[begin][k];
   }
+  return layers;
+}
+
+RankWork rank_work(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
+                   const std::array<double, kLayerKinds>& layers, int64_t r) {
+  const Parallelism& p = s.parallel;
+  const double tp = static_cast<double>(p.tp), experts = static_cast<double>(p.ep * p.etp);
+  RankWork rank;
+  rank.layers = layers;
   for (int k = 0; k < kLayerKinds; ++k) {
     rank.layer_count += rank.layers[k];
     rank.time.add(times.per_kind[k], rank.layers[k]);
@@ -343,8 +350,19 @@ StepTime evaluate_with(const StepTimeData& data, const Scenario& s, const Layout
 
   RankWork slowest;
   double dp_worst = 0, optimizer_worst = 0;
+  // A middle rank (neither embedding nor head) is timed by its layers alone: one holding the
+  // same layers as the middle rank before it gives the same figures, which cannot change the
+  // maxima below, and is skipped.
+  std::array<double, kLayerKinds> previous_middle{};
+  bool have_middle = false;
   for (int64_t r = 0; r < p.pp; ++r) {
-    const RankWork rank = rank_work(data, s, times, split, r);
+    const std::array<double, kLayerKinds> layers = rank_layers(data, p, split, r);
+    if (r > 0 && r < p.pp - 1) {
+      if (have_middle && layers == previous_middle) continue;
+      previous_middle = layers;
+      have_middle = true;
+    }
+    const RankWork rank = rank_work(data, s, times, layers, r);
     const double dp_time =
         dp_exposed(s, net, rank.dense_params, dense_group, tp, microbatches, rank) +
         dp_exposed(s, net, rank.expert_params, expert_group, d.etp * d.ep, microbatches, rank);
@@ -405,7 +423,6 @@ StepTime StepTimeModel::evaluate(const Scenario& s, StepTimeCache& cache) const 
   }
   return evaluate_with(*data_, s, cached.times);
 }
-
 
 Result<StepTime> estimate_step_time(const Scenario& s, const Gpu& gpu, const Cluster& cluster,
                                     const StepTimeConstants& constants) {

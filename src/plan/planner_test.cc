@@ -223,8 +223,8 @@ TEST(Planner, JsonKeysAreStable) {
                           "suggestions", "stats", "limit_bytes", "gpu", "gpus"})
     EXPECT_TRUE(out.contains(key)) << key;
   const json& c = out["candidates"][0];
-  for (const char* key :
-       {"layout", "parallel", "peak", "tokens_per_s_per_gpu", "mfu", "step_time_s", "scenario"})
+  for (const char* key : {"layout", "equivalents", "parallel", "peak", "tokens_per_s_per_gpu",
+                          "mfu", "step_time_s", "scenario"})
     EXPECT_TRUE(c.contains(key)) << key;
   for (const char* key : {"stage", "allocated_bytes", "reserved_bytes", "device_bytes"})
     EXPECT_TRUE(c["peak"].contains(key)) << key;
@@ -253,10 +253,12 @@ TEST(Planner, NothingFitsExplainsTheClosestMiss) {
 // The top K are K different trade-offs: layouts with the same step time and peak (FSDP
 // full_shard and ZeRO-3) are one candidate that lists the others.
 TEST(Planner, TopCandidatesAreDistinctTradeOffs) {
-  Result<PlanRequest> r = plan_request_from_settings(
-      {{"model", "Llama-3.1-8B"}, {"gpus", 16}, {"seq_len", 4096}, {"global_batch", 64},
-       {"top", 20}},
-      kNoFiles);
+  Result<PlanRequest> r = plan_request_from_settings({{"model", "Llama-3.1-8B"},
+                                                      {"gpus", 16},
+                                                      {"seq_len", 4096},
+                                                      {"global_batch", 64},
+                                                      {"top", 20}},
+                                                     kNoFiles);
   ASSERT_TRUE(r.ok()) << r.error().message();
   Result<PlanResult> p = plan(*r);
   ASSERT_TRUE(p.ok()) << p.error().message();
