@@ -310,7 +310,7 @@ RankWork rank_work(const StepTimeData& data, const Scenario& s, const LayoutTime
 // send_forward_recv_backward, blocking). The interleaved schedule posts the next chunk's receive
 // and its own send and computes meanwhile (schedules.py
 // forward_backward_pipelining_with_interleaving, overlap_p2p_comm, Megatron-LM's default): in the
-// steady state a send costs only what outlasts the chunk's compute.
+// steady state a send costs what outlasts the chunk's compute plus the wait on its handle.
 double pipeline_seconds(const StepTimeData& data, const Scenario& s, const OpDims& d,
                         const Network& net, double microbatches, double stage_seconds) {
   const Parallelism& p = s.parallel;
@@ -322,8 +322,13 @@ double pipeline_seconds(const StepTimeData& data, const Scenario& s, const OpDim
   const bool interleaved = p.schedule == Schedule::kInterleaved;
   const double chunks = interleaved ? vpp : 1.0;
   const double fill = (static_cast<double>(p.pp) - 1) / chunks * (stage_seconds + 2 * vpp * send);
-  // Each of the 2·v sends of a microbatch runs beside one chunk's forward or backward.
-  const double steady = interleaved ? std::max(0.0, send - stage_seconds / (2 * vpp)) : send;
+  // Each of the 2·v sends of a microbatch runs beside one chunk's forward or backward; its
+  // transfer hides, but the chunk still waits on the receive's handle before it starts (the
+  // schedule's wait() on recv_prev/recv_next): a collective's fixed cost per send stays exposed,
+  // so many virtual stages are not free.
+  const double steady =
+      interleaved ? data.c.collective_overhead_s + std::max(0.0, send - stage_seconds / (2 * vpp))
+                  : send;
   return microbatches * 2 * vpp * steady + fill;
 }
 

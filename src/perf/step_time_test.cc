@@ -243,6 +243,11 @@ TEST(StepTime, InterleavedSendsHideBehindChunks) {
   EXPECT_GT(exposed.pp_bubble_s, hidden.pp_bubble_s);
   // On the fast cluster only the fill and drain remain: (p−1)/(v·m) of the compute.
   EXPECT_NEAR(hidden.pp_bubble_s / hidden.compute_s, 3.0 / (2 * 32), 1e-6);
+  // The wait on each receive's handle stays exposed: 2·v per microbatch, and each of the
+  // 2·(p−1) fill and drain sends costs it too.
+  c.collective_overhead_s = 1e-4;
+  const StepTime waits = evaluate(s, c, kFastCluster);
+  EXPECT_NEAR(waits.pp_bubble_s - hidden.pp_bubble_s, (32 * 2 * 2 + 2 * 3) * 1e-4, 1e-9);
 }
 
 TEST(StepTimeModel, ErrorsNameTheField) {
