@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "cli/commands.h"
+#include "vramplan/interop/import.h"
 
 namespace vramplan::cli {
 
@@ -58,6 +60,38 @@ void add_setting_flags(CLI::App& cmd, std::span<const OptionSpec> options, Setti
   }
 }
 
+namespace {
+
+std::filesystem::path directory_of(const std::string& path) {
+  return path.empty() ? std::filesystem::path(".") : std::filesystem::path(path).parent_path();
+}
+
+// The files the --from text names (a DeepSpeed JSON, a job TOML, ...), read where the launch
+// would find them: beside the --from file, else in the working directory. One that is in neither
+// is left to the importer, which lists it as not read.
+std::optional<Error> read_named_files(const std::string& from_path, nlohmann::json& settings) {
+  const std::string format = settings.value("from_format", std::string());
+  nlohmann::json beside = settings;
+  beside.erase("from");
+  beside.erase("from_format");
+  for (const std::string& name : files_named(settings["from"].get<std::string>(), format, beside)) {
+    if (settings.contains("from_files") && settings["from_files"].contains(name)) continue;
+    for (const std::filesystem::path& dir : {directory_of(from_path), std::filesystem::path(".")}) {
+      const std::filesystem::path candidate =
+          std::filesystem::path(name).is_absolute() ? std::filesystem::path(name) : dir / name;
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(candidate, ec)) continue;
+      Result<std::string> text = read_text_file(candidate.string(), name);
+      if (!text) return text.error();
+      settings["from_files"][name] = std::move(text).value();
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<nlohmann::json> collect_settings(const SettingsFlags& flags) {
   nlohmann::json settings = nlohmann::json::object();
   if (!flags.scenario_file.empty()) {
@@ -75,13 +109,15 @@ Result<nlohmann::json> collect_settings(const SettingsFlags& flags) {
     const bool bare_flag = value.empty() && option->get_expected_min() == 0;
     settings[key] = bare_flag ? "true" : value;  // only booleans may stand alone
   }
-  // --from names a file (- for standard input); the settings hold its text, as API requests do.
+  // --from names a file (- for standard input); the settings hold its text, as API requests do,
+  // and the files it names in from_files.
   if (settings.contains("from") && settings["from"].is_string()) {
     const std::string path = settings["from"].get<std::string>();
     Result<std::string> text =
         path == "-" ? read_standard_input("--from") : read_text_file(path, "--from");
     if (!text) return text.error();
     settings["from"] = std::move(text).value();
+    if (auto e = read_named_files(path == "-" ? "" : path, settings)) return *e;
   }
   for (const auto& [key, given] : flags.negated)
     if (given) settings[key] = "false";

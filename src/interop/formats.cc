@@ -60,7 +60,7 @@ bool torchtitan_command(const Document& d) {
          looks_like_torchtitan_command(d.text);
 }
 Result<Imported> read_torchtitan_command(const Document& d) {
-  return import_torchtitan_command(d.text);
+  return import_torchtitan_command(d.text, d.files);
 }
 // A vLLM or SGLang launch: a command, script or `docker run`, with or without its log below.
 bool vllm_command(const Document& d) {

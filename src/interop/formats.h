@@ -7,6 +7,7 @@
 #include <span>
 #include <string_view>
 
+#include "interop/named_files.h"
 #include "vramplan/base/error.h"
 #include "vramplan/interop/import.h"
 
@@ -20,6 +21,8 @@ struct Document {
   std::optional<nlohmann::json> toml;  // a TOML table
   // The settings given beside the text (an object; they win over what the text says).
   const nlohmann::json* beside = nullptr;
+  // The files the text names, given with it.
+  NamedFileLookup files;
 };
 
 Document read_document(std::string_view text);

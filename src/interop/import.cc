@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <vector>
 
 #include "interop/formats.h"
@@ -35,6 +36,42 @@ const FormatHandler* recognised(const Document& doc) {
   for (const FormatHandler& h : interop::format_handlers())
     if (h.recognises(doc)) return &h;
   return nullptr;
+}
+
+Result<Imported> import_document(std::string_view text, std::string_view format, const json& beside,
+                                 interop::NamedFileLookup files) {
+  Document doc = interop::read_document(text);
+  doc.beside = &beside;
+  doc.files = files;
+  const FormatHandler* h = nullptr;
+  if (!format.empty()) {
+    h = handler_named(format);
+    if (h == nullptr) return Error{"from_format", std::string(format), format_names(), ""};
+  } else {
+    h = recognised(doc);
+    if (h == nullptr)
+      return Error{"from", std::string(text.substr(0, 60)),
+                   "a config or command line of: " + format_names(),
+                   "its format was not recognised (--from-format names it)"};
+  }
+  return h->read(doc);
+}
+
+// "from_files": {name: text}, as the API takes it (the CLI fills it from the files beside --from).
+Result<NamedFiles> named_files_of(const json& settings) {
+  NamedFiles files;
+  if (!settings.contains("from_files") || settings["from_files"].is_null()) return files;
+  const json& given = settings["from_files"];
+  const char* accepted = "an object of file name to the file's text, for the files \"from\" names";
+  if (!given.is_object())
+    return Error{"from_files", given.dump().substr(0, 60), accepted, "not an object"};
+  for (auto it = given.begin(); it != given.end(); ++it) {
+    if (!it.value().is_string())
+      return Error{"from_files." + it.key(), it.value().dump().substr(0, 60), accepted,
+                   "not a string"};
+    files[it.key()] = it.value().get<std::string>();
+  }
+  return files;
 }
 
 const char* kind_name(ImportKind k) { return k == ImportKind::kTraining ? "training" : "serving"; }
@@ -102,23 +139,23 @@ const ImportFormat* detect_import_format(std::string_view text) {
   return h ? &h->format : nullptr;
 }
 
-Result<Imported> import_config(std::string_view text, std::string_view format, const json& beside) {
+Result<Imported> import_config(std::string_view text, std::string_view format, const json& beside,
+                               const NamedFiles& files) {
   if (text.size() > kMaxFromBytes)
     return Error{"from", fmt::format("{} bytes", text.size()), "at most 1 MiB of text", "too long"};
-  Document doc = interop::read_document(text);
-  doc.beside = &beside;
-  const FormatHandler* h = nullptr;
-  if (!format.empty()) {
-    h = handler_named(format);
-    if (h == nullptr) return Error{"from_format", std::string(format), format_names(), ""};
-  } else {
-    h = recognised(doc);
-    if (h == nullptr)
-      return Error{"from", std::string(text.substr(0, 60)),
-                   "a config or command line of: " + format_names(),
-                   "its format was not recognised (--from-format names it)"};
-  }
-  return h->read(doc);
+  for (const auto& [name, body] : files)
+    if (body.size() > kMaxFromBytes)
+      return Error{"from_files." + name, fmt::format("{} bytes", body.size()),
+                   "at most 1 MiB of text", "too long"};
+  return import_document(text, format, beside, {&files, nullptr});
+}
+
+std::vector<std::string> files_named(std::string_view text, std::string_view format,
+                                     const json& beside) {
+  if (text.size() > kMaxFromBytes) return {};
+  std::set<std::string> asked;
+  (void)import_document(text, format, beside, {nullptr, &asked});
+  return {asked.begin(), asked.end()};
 }
 
 Result<SettingsWithImport> apply_from(const json& settings, ImportFor use) {
@@ -134,10 +171,13 @@ Result<SettingsWithImport> apply_from(const json& settings, ImportFor use) {
       return Error{"from_format", settings["from_format"].dump(), format_names(), ""};
     format = settings["from_format"].get<std::string>();
   }
+  Result<NamedFiles> files = named_files_of(settings);
+  if (!files) return files.error();
   json given = settings;
   given.erase("from");
   given.erase("from_format");
-  Result<Imported> result = import_config(from.get<std::string>(), format, given);
+  given.erase("from_files");
+  Result<Imported> result = import_config(from.get<std::string>(), format, given, *files);
   if (!result) return result.error();
   Imported imported = std::move(result).value();
   const ImportFormat* f = nullptr;

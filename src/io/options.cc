@@ -24,6 +24,10 @@ constexpr OptionSpec kOptions[] = {
      ""},
     {"from_format", K::kChoice, "input", "detected from the text", "the format of --from",
      kImportFormatNames},
+    {"from_files", K::kObject, "input", "",
+     "the files the --from text names but does not hold ({name: text}: a DeepSpeed JSON, an "
+     "accelerate config, a torchtitan job TOML); the CLI reads them beside the --from file",
+     ""},
     // Model
     {"model", K::kText, "model", "",
      "preset name (see `vramplan models`), Hub id such as meta-llama/Llama-3.1-8B, or a path to a "

@@ -435,6 +435,7 @@ Result<ResolvedScenario> resolve_scenario(const json& settings, const FileReader
   json given = settings;
   given.erase("from");
   given.erase("from_format");
+  given.erase("from_files");
   std::vector<VocabularyNote> notes = read_framework_words(request.settings, given);
   Result<ResolvedScenario> resolved = resolve_settings(request.settings, read_file, fetch_model);
   if (!resolved)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # "from" on POST /api/infer: a vLLM or SGLang command line read by the same importer as
 # `vramplan infer --from`; and "emit" on /api/infer, /api/estimate and /api/plan, answering
-# {"config", "format"} with exactly what `--emit` prints (docs/web-api.md).
+# {"config", "format"} with exactly what `--emit` prints (docs/web-api.md); "from_files" giving the
+# files a launch names (docs/importers.md).
 #
 # usage: bash tests/api/api_import_serving_test.sh path/to/vramplan
 set -u
@@ -86,5 +87,24 @@ post /api/infer '{"model": "Qwen3-30B-A3B", "tp": 4, "ep": 2, "emit": "vllm"}'
 expect_error 400 "emit"
 post /api/estimate '{"model": "Llama-3.1-8B", "emit": "sglang"}'
 expect_error 400 "emit"
+
+
+case_name "from_files: the job TOML a torchtitan command names, given with it"
+python3 -c 'import json, sys
+print(json.dumps({"from": "torchrun --nproc_per_node 8 -m torchtitan.train --job.config_file ./train_configs/llama3_8b.toml --training.local_batch_size 1",
+                  "from_files": {"llama3_8b.toml": open(sys.argv[1], encoding="utf-8").read()}}))' \
+  "$FIXTURES/torchtitan/llama3_8b.toml" >"$TEST_TMP/files.json"
+request POST /api/estimate "$TEST_TMP/files.json"
+expect_status 200
+expect_json "d['imported']['format'] == 'torchtitan-command' and d['scenario']['training']['micro_batch'] == 1"
+expect_json "any(k['key'] == '--job.config_file' for k in d['imported']['understood'])"
+printf '{"from": "torchrun --nproc_per_node 8 -m torchtitan.train --job.config_file x.toml"}' >"$TEST_TMP/nofile.json"
+request POST /api/estimate "$TEST_TMP/nofile.json"
+expect_status 400
+expect_json "d['error']['field'] == '--job.config_file' and 'from_files' in d['error']['accepted']"
+printf '{"from": "deepspeed train.py --deepspeed ds.json", "from_files": ["ds.json"]}' >"$TEST_TMP/badfiles.json"
+request POST /api/estimate "$TEST_TMP/badfiles.json"
+expect_status 400
+expect_json "d['error']['field'] == 'from_files'"
 
 finish

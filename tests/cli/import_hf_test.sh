@@ -131,4 +131,21 @@ run estimate --from "$TEST_TMP/three.yaml" --model Llama-3.1-8B --tp 2
 expect_exit 2
 expect_stderr_contains "num_processes = 3"
 
+
+case_name "a config the launch names is read beside the --from file"
+mkdir -p "$TEST_TMP/run/configs"
+cp "$FIXTURES/deepspeed/ds_config_zero3.json" "$TEST_TMP/run/configs/ds_zero3.json"
+printf 'deepspeed --num_gpus 8 train.py --deepspeed configs/ds_zero3.json --model_name_or_path meta-llama/Llama-3.1-8B --per_device_train_batch_size 1 --bf16\n' >"$TEST_TMP/run/train.sh"
+run estimate --from "$TEST_TMP/run/train.sh" --format json
+expect_exit 0
+expect_json "d['scenario']['parallel']['zero'] == 3"
+expect_json "any(k['key'] == '--deepspeed' and 'names' in k['setting'] for k in d['imported']['understood'])"
+expect_json "any(k['key'] == 'zero_optimization.stage' for k in d['imported']['understood'])"
+# The same script from another directory with the config missing: listed and warned, not an error.
+cp "$TEST_TMP/run/train.sh" "$TEST_TMP/alone.sh"
+run estimate --from "$TEST_TMP/alone.sh" --format json
+expect_exit 0
+expect_json "any(k['key'] == '--deepspeed' and 'does not hold' in k['reason'] for k in d['imported']['ignored'])"
+expect_json "any('--deepspeed' in w for w in d['warnings'])"
+
 finish

@@ -53,6 +53,11 @@ struct Imported {
   std::map<std::string, std::string> key_of_setting;
 };
 
+// Files the text names but does not hold (a DeepSpeed JSON named by `--deepspeed ds.json`, the
+// job TOML of `--job.config_file`, an accelerate `--config_file`, a torchtune `--config`): their
+// texts by the name the text gives (the API's "from_files"; the CLI reads them beside --from).
+using NamedFiles = std::map<std::string, std::string>;
+
 // The format of `text` by its content, or nullptr when none is recognised.
 const ImportFormat* detect_import_format(std::string_view text);
 
@@ -61,15 +66,24 @@ const ImportFormat* detect_import_format(std::string_view text);
 // "from" with the formats accepted. `beside`: the settings given beside the file (they still win
 // over it); a format reads them where the file leaves a value to another tool (DeepSpeed's
 // "auto" bucket sizes come from the model, its batch checks from the world size).
+// `files`: the texts of files it names (a name not among them is listed as a warning, or is an
+// error where the file is the whole run, as torchtitan's job TOML is).
 Result<Imported> import_config(std::string_view text, std::string_view format = {},
-                               const nlohmann::json& beside = nlohmann::json::object());
+                               const nlohmann::json& beside = nlohmann::json::object(),
+                               const NamedFiles& files = {});
+
+// The names of the files `text` refers to without holding them, as it writes them (what the CLI
+// reads beside the --from file). Empty when the text is in no known format.
+std::vector<std::string> files_named(std::string_view text, std::string_view format = {},
+                                     const nlohmann::json& beside = nlohmann::json::object());
 
 // Who asks: `estimate` and `plan` take training formats, `infer` serving ones; `plan` searches
 // the layout, so the file's layout keys are listed as ignored (given beside the file, one fixes
 // that dimension of the search as usual).
 enum class ImportFor { kEstimate, kPlan, kInfer };
 
-// The settings a request holds once its "from" text (and "from_format") is imported: the file's
+// The settings a request holds once its "from" text (with "from_format" and "from_files":
+// {name: text} for the files it names) is imported: the file's
 // settings, then every other key of `settings` on top (what the user gives beside the file
 // wins). Without "from": `settings` unchanged and no Imported.
 struct SettingsWithImport {

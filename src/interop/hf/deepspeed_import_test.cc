@@ -138,6 +138,33 @@ TEST(DeepspeedImport, AConfigTheScriptNamesButDoesNotHoldIsAWarning) {
   EXPECT_EQ(i->settings["param_dtype"], "bf16");  // the Trainer's --bf16 reaches DeepSpeed
 }
 
+TEST(DeepspeedImport, AConfigGivenBesideTheScriptIsRead) {
+  const std::string script =
+      "deepspeed --num_gpus 8 train.py --deepspeed configs/ds_zero3.json "
+      "--model_name_or_path meta-llama/Llama-3.1-8B --per_device_train_batch_size 1 --bf16";
+  // The CLI asks which files the script names, then reads them beside it.
+  EXPECT_EQ(files_named(script), std::vector<std::string>{"configs/ds_zero3.json"});
+  const NamedFiles files{{"ds_zero3.json", R"({"zero_optimization": {"stage": 3},
+                                               "bf16": {"enabled": "auto"}})"}};
+  Result<Imported> i = import_config(script, "", nlohmann::json::object(), files);
+  ASSERT_TRUE(i.ok()) << i.error().message();
+  EXPECT_EQ(i->settings["zero"], 3);
+  EXPECT_FALSE(ignored_as(*i, "--deepspeed", "does not hold"));
+  EXPECT_FALSE(warned(*i, "--deepspeed"));
+  // from_files is an object of texts; anything else names it (or the file) in the error.
+  const nlohmann::json request = {{"from", script}, {"from_files", 3}};
+  Result<SettingsWithImport> bad = apply_from(request, ImportFor::kEstimate);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "from_files");
+  Result<SettingsWithImport> bad_text =
+      apply_from({{"from", script}, {"from_files", {{"ds_zero3.json", 1}}}}, ImportFor::kEstimate);
+  ASSERT_FALSE(bad_text.ok());
+  EXPECT_EQ(bad_text.error().field, "from_files.ds_zero3.json");
+  // A here-document in the script wins over a file of the same name beside it.
+  EXPECT_EQ(files_named("train.py --deepspeed ds.json --bf16\ncat > ds.json <<EOF\n{}\nEOF\n"),
+            std::vector<std::string>{});
+}
+
 TEST(DeepspeedImport, FieldNamesWithoutStage3AndZeroDefaults) {
   // axolotl's zero3.json writes DeepSpeedZeroConfig's field names (no stage3_ prefix).
   Result<Imported> i = import_config(

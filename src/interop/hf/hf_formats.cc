@@ -154,6 +154,7 @@ std::optional<HfLaunch> shell_launch(const Document& d) {
   if (!is_shell(d)) return std::nullopt;
   std::optional<HfLaunch> launch = find_hf_launch(d.text);
   if (!launch || launch->launcher == Launcher::kTune) return std::nullopt;
+  launch->named = d.files;
   return launch;
 }
 

@@ -170,18 +170,20 @@ Result<Imported> import_hf_run(const HfDocs& d, ImportBuilder out) {
   if (ta.deepspeed_inline != nullptr)
     out.understood(ta.deepspeed_key, "{...}", "the DeepSpeed config, given inline");
   else if (!ta.deepspeed_key.empty() && d.deepspeed != nullptr)
-    out.understood(ta.deepspeed_key, ta.deepspeed_path, "the DeepSpeed config the script writes");
+    out.understood(ta.deepspeed_key, ta.deepspeed_path, "the DeepSpeed config it names");
   else if (!ta.deepspeed_path.empty() &&
            std::none_of(d.missing.begin(), d.missing.end(),
                         [&](const auto& m) { return m.first == ta.deepspeed_key; }))
     out.unsupported(ta.deepspeed_key, ta.deepspeed_path,
                     "a DeepSpeed config this text names but does not hold (its ZeRO stage, "
                     "buckets and precision are unknown: vramplan keeps DeepSpeed's ZeRO-2 and "
-                    "bf16, or give --zero)");
+                    "bf16; give the file with the text: the CLI reads it beside the --from file, "
+                    "the API takes it in from_files)");
   for (const auto& [key, path] : d.missing)
     out.unsupported(key, path,
-                    "a config file this text names but does not hold (vramplan opens no file "
-                    "named inside it: paste it into the script as a here-document)");
+                    "a config file this text names but does not hold (the CLI reads it beside "
+                    "the --from file, the API takes it in from_files, or the script writes it "
+                    "as a here-document)");
   Result<Chosen> chosen = choose_precision(ta, acc, ds_doc != nullptr ? &ds : nullptr);
   if (!chosen) return chosen.error();
   for (const auto& [key, value] : chosen->agreeing)

@@ -219,7 +219,7 @@ const std::string* written_file(const HfLaunch& launch, const std::string& name)
   if (auto it = launch.files.find(name); it != launch.files.end()) return &it->second;
   for (const auto& [path, text] : launch.files)
     if (basename(path) == basename(name)) return &text;
-  return nullptr;
+  return launch.named.find(name);
 }
 
 }  // namespace vramplan::interop::hf

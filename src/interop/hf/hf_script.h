@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "interop/launcher.h"
+#include "interop/named_files.h"
 
 namespace vramplan::interop::hf {
 
@@ -25,6 +26,9 @@ struct HfLaunch {
   // set in the script expanded in the name and, for an unquoted delimiter, in the text).
   std::map<std::string, std::string> files;
   std::vector<std::string> unexpanded;  // what the shell parser could not expand
+  // The files given with the text (API "from_files", or read by the CLI beside --from): found
+  // when the script names a file it does not write.
+  NamedFileLookup named;
 };
 
 // The training launch of `text` (the last one in a script), or nullopt when it has none. A bare
@@ -40,7 +44,7 @@ std::vector<std::pair<std::string, std::string>> program_arguments(
     const std::vector<std::string>& words, std::vector<std::string>* rest);
 
 // A file the script wrote, found by the name an argument gives (the whole path, or its last
-// component); nullptr when the script does not write it.
+// component), else one given with the text; nullptr when neither holds it.
 const std::string* written_file(const HfLaunch& launch, const std::string& name);
 
 }  // namespace vramplan::interop::hf

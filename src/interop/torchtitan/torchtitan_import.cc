@@ -118,6 +118,49 @@ Result<json> overrides_of(const std::vector<std::string>& words, ImportBuilder& 
   return doc;
 }
 
+// The job TOML a command names: --job.config_file (--job.config-file) or run_train.sh's
+// CONFIG_FILE, with where it stands among the program's arguments (to drop it from the overrides).
+struct NamedJob {
+  std::string key, path;
+  json job;
+  size_t first_word = 0, word_count = 0;  // among the program's arguments
+};
+
+Result<std::optional<NamedJob>> named_job(const std::vector<std::string>& words,
+                                          const Launch& launch, const NamedFileLookup& files) {
+  NamedJob named;
+  if (basename(words.front()) == "run_train.sh") {
+    auto it = launch.variables.find("CONFIG_FILE");
+    named.key = "CONFIG_FILE";
+    named.path = it != launch.variables.end() ? it->second
+                                              : "./torchtitan/models/llama3/train_configs/"
+                                                "debug_model.toml";
+  }
+  for (size_t i = 1; i < words.size(); ++i) {
+    if (words[i].rfind("--job.config_file", 0) != 0 && words[i].rfind("--job.config-file", 0) != 0)
+      continue;
+    const size_t eq = words[i].find('=');
+    named.key = words[i].substr(0, eq);
+    named.first_word = i - 1;
+    named.word_count = eq == std::string::npos && i + 1 < words.size() ? 2 : 1;
+    named.path = eq != std::string::npos ? words[i].substr(eq + 1)
+                 : i + 1 < words.size()  ? words[i + 1]
+                                         : "";
+    break;
+  }
+  if (named.key.empty()) return std::optional<NamedJob>();
+  const std::string* text = files.find(named.path);
+  if (text == nullptr)
+    return Error{named.key, named.path,
+                 "the job config TOML given with the command (the CLI reads it beside the --from "
+                 "file, the API takes it in from_files), or the TOML itself as --from",
+                 "the command runs the job that file holds"};
+  Result<json> toml = parse_toml(*text, named.key);
+  if (!toml) return toml.error();
+  named.job = std::move(toml).value();
+  return std::optional<NamedJob>(std::move(named));
+}
+
 }  // namespace
 
 bool looks_like_torchtitan_toml(const json& toml) {
@@ -141,7 +184,7 @@ bool looks_like_torchtitan_command(std::string_view text) {
   return find_launched(parse_shell(text), is_torchtitan_program).has_value();
 }
 
-Result<Imported> import_torchtitan_command(std::string_view text) {
+Result<Imported> import_torchtitan_command(std::string_view text, const NamedFileLookup& files) {
   ImportBuilder out("torchtitan-command");
   const ShellScript script = parse_shell(text);
   const Launch launch = launch_of(script, "");
@@ -149,31 +192,23 @@ Result<Imported> import_torchtitan_command(std::string_view text) {
     return Error{"from", std::string(text.substr(0, 60)),
                  "a torchtitan launch command (torchrun ... -m torchtitan.train ...)",
                  "no torchtitan entry point found"};
-  const std::vector<std::string>& words = launch.command->program;
-  const std::string accepted =
-      "the job config's TOML itself (--from job.toml; a `# torchrun --nproc_per_node N ...` "
-      "comment in it gives the world size)";
-  if (basename(words.front()) == "run_train.sh") {
-    auto it = launch.variables.find("CONFIG_FILE");
-    return Error{
-        "CONFIG_FILE",
-        it != launch.variables.end() ? it->second : "(run_train.sh's default debug_model.toml)",
-        accepted,
-        "run_train.sh runs the job its CONFIG_FILE holds, and vramplan reads no "
-        "file a command names"};
-  }
-  for (size_t i = 1; i < words.size(); ++i)
-    if (words[i].rfind("--job.config", 0) == 0 || words[i].rfind("--job.config-file", 0) == 0)
-      return Error{
-          words[i].substr(0, words[i].find('=')),
-          i + 1 < words.size() && words[i].find('=') == std::string::npos ? words[i + 1] : words[i],
-          accepted, "vramplan reads no file a command names"};
+  std::vector<std::string> words = launch.command->program;
+  Result<std::optional<NamedJob>> named = named_job(words, launch, files);
+  if (!named) return named.error();
   out.understood(words.front(), "", "torchtitan's training entry point");
   for (const std::string& u : script.unexpanded)
     out.warn("the command's " + u + " was not expanded: vramplan runs nothing");
-  Result<json> doc = overrides_of(words, out);
-  if (!doc) return doc.error();
-  if (auto e = import_torchtitan_document(*doc, launch.world, launch.world_from, out)) return *e;
+  json doc = json::object();
+  if (*named) {
+    out.understood((*named)->key, (*named)->path, "the job config TOML it names");
+    doc = std::move((*named)->job);
+    words.erase(words.begin() + 1 + (*named)->first_word,
+                words.begin() + 1 + (*named)->first_word + (*named)->word_count);
+  }
+  Result<json> overrides = overrides_of(words, out);
+  if (!overrides) return overrides.error();
+  doc.merge_patch(*overrides);  // the command line wins over the file, as ConfigManager does
+  if (auto e = import_torchtitan_document(doc, launch.world, launch.world_from, out)) return *e;
   return out.finish();
 }
 

@@ -247,5 +247,33 @@ TEST(TorchtitanImport, ACommandCarryingTheJob) {
   EXPECT_EQ(import_error("NGPU=8 ./run_train.sh --training.steps 10", "").field, "CONFIG_FILE");
 }
 
+TEST(TorchtitanImport, ACommandNamingItsJobTomlReadsItWithTheOverridesOnTop) {
+  const std::string command =
+      "torchrun --nproc_per_node=8 -m torchtitan.train --job.config_file "
+      "./torchtitan/models/llama3/train_configs/llama3_8b.toml --training.local_batch_size 1";
+  EXPECT_EQ(files_named(command),
+            std::vector<std::string>{"./torchtitan/models/llama3/train_configs/llama3_8b.toml"});
+  const NamedFiles files{{"llama3_8b.toml", fixture("llama3_8b.toml")}};
+  Result<Imported> i = import_config(command, "", json::object(), files);
+  ASSERT_TRUE(i.ok()) << i.error().message();
+  EXPECT_EQ(i->format, "torchtitan-command");
+  EXPECT_EQ(i->settings["model"], "Llama-3.1-8B");  // from the file
+  EXPECT_EQ(i->settings["micro_batch"], 1);         // the command line wins over its 2
+  EXPECT_TRUE(has_key(i->understood, "--job.config_file", "job config TOML"));
+  // run_train.sh runs CONFIG_FILE's job: given, it is read the same way.
+  const std::string script =
+      "CONFIG_FILE=./torchtitan/models/llama3/train_configs/llama3_8b.toml NGPU=8 "
+      "./run_train.sh\n";
+  EXPECT_EQ(files_named(script).size(), 1u);
+  Result<Imported> run = import_config(script, "", json::object(), files);
+  ASSERT_TRUE(run.ok()) << run.error().message();
+  EXPECT_EQ(peak({{"from", script}, {"from_files", files}}),
+            peak({{"from", fixture("llama3_8b.toml")}}));
+  // A file given that is not a TOML is an error naming the key that names it.
+  Result<Imported> bad = import_config(command, "", json::object(), {{"llama3_8b.toml", "[x"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "--job.config_file");
+}
+
 }  // namespace
 }  // namespace vramplan

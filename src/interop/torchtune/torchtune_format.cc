@@ -78,8 +78,9 @@ Result<Imported> read_script(const hf::HfLaunch& launch) {
   Result<json> doc = text ? parse_yaml(*text, "from") : Result<json>(json());
   if (!doc || !doc->is_object())
     return Error{"--config", config_path,
-                 "a recipe config the script writes (a here-document); torchtune's built-in "
-                 "configs are not part of vramplan: paste the YAML with --from",
+                 "a recipe config the script writes (a here-document) or one given with it (the "
+                 "CLI reads it beside the --from file; the API takes it in from_files); "
+                 "torchtune's built-in configs are not part of vramplan: paste the YAML",
                  "the config is not in the text"};
   json recipe = *doc;
   hf::DocKeys keys(recipe);
@@ -94,6 +95,7 @@ std::optional<hf::HfLaunch> tune_launch(const Document& d) {
   if (!hf::is_shell(d)) return std::nullopt;
   std::optional<hf::HfLaunch> launch = hf::find_hf_launch(d.text);
   if (!launch || launch->launcher != hf::Launcher::kTune) return std::nullopt;
+  launch->named = d.files;
   return launch;
 }
 

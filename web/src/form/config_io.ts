@@ -53,7 +53,7 @@ export interface EmittedConfig {
 }
 
 /** Request keys that carry a pasted text: never fields of a form, never in a shared link. */
-export const IMPORT_KEYS = new Set(['from', 'from_format']);
+export const IMPORT_KEYS = new Set(['from', 'from_format', 'from_files']);
 
 /** The body that reads `text` (as `format`, or detected when empty), with nothing beside it. */
 export function importBody(text: string, format: string): Scenario {

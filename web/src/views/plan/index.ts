@@ -358,7 +358,7 @@ class PlanPage {
 
 /** The settings sent beside a pasted text (those the form supplied). */
 function assumedSettings(body: Scenario): Scenario {
-  const { from: _from, from_format: _format, ...rest } = body;
+  const { from: _from, from_format: _format, from_files: _files, ...rest } = body;
   return rest;
 }
 

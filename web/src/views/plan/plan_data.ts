@@ -165,7 +165,14 @@ export function planFromSettings(
   const fields: Record<string, string> = {};
   const extras: Scenario = {};
   for (const [key, value] of Object.entries(settings)) {
-    if (value === null || value === undefined || key === 'from' || key === 'from_format') continue;
+    if (
+      value === null ||
+      value === undefined ||
+      key === 'from' ||
+      key === 'from_format' ||
+      key === 'from_files'
+    )
+      continue;
     if (fieldKeys.has(key) && (keepLayout || !SEARCHED_KEYS.has(key))) fields[key] = toText(value);
     else if (!SEARCHED_KEYS.has(key) || keepLayout) extras[key] = value;
   }
