@@ -1,7 +1,8 @@
 // Speed of the planner: one layout's peak memory by the fast path against estimate(), the full
 // search of Llama-3.1-405B on 1,024 H100s (seq 8192, global batch 2048) with memory only (every
 // layout that fits timed by a constant, to see enumeration + memory alone) and with the real
-// step-time model (plan()), on one thread and on all cores. Counters:
+// step-time model (plan()), on one thread and on all cores; the same plan for DeepSeek-V3 on
+// 1,024 GPUs (seq 4096, global batch 1024), a large MoE space. Counters:
 //   layouts_per_s   valid layouts decided per second (evaluated / wall time)
 //   peaks_per_s     peaks actually computed per second (evaluated minus those ruled out by the
 //                   branch bound)
@@ -29,6 +30,11 @@ const vramplan::FileReader kNoFiles;
 
 json llama405b_settings() {
   return {{"model", "Llama-3.1-405B"}, {"gpus", 1024}, {"seq_len", 8192}, {"global_batch", 2048}};
+}
+
+// A large MoE space: 61 layers (dense and MoE kinds, MTP), experts, expert TP.
+json deepseek_v3_settings() {
+  return {{"model", "DeepSeek-V3"}, {"gpus", 1024}, {"seq_len", 4096}, {"global_batch", 1024}};
 }
 
 vramplan::PlanRequest request_or_exit(const json& settings) {
@@ -99,6 +105,31 @@ void BM_Plan_405B(benchmark::State& state) {
   report(state, evaluated, computed, fitting);
 }
 BENCHMARK(BM_Plan_405B)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The whole plan of DeepSeek-V3 on 1,024 GPUs: layouts/s with the step-time model.
+void BM_Plan_DeepSeekV3(benchmark::State& state) {
+  vramplan::PlanRequest r = request_or_exit(deepseek_v3_settings());
+  r.threads = static_cast<int>(state.range(0));
+  int64_t evaluated = 0, computed = 0, fitting = 0;
+  for (auto _ : state) {
+    vramplan::Result<vramplan::PlanResult> p = vramplan::plan(r);
+    if (!p) {
+      state.SkipWithError(p.error().message().c_str());
+      return;
+    }
+    evaluated += p->stats.evaluated;
+    computed += p->stats.memory_computed;
+    fitting += p->stats.fitting;
+    benchmark::DoNotOptimize(p);
+  }
+  report(state, evaluated, computed, fitting);
+}
+BENCHMARK(BM_Plan_DeepSeekV3)
+    ->Arg(1)
+    ->Arg(0)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 // One layout's peak: the fast path against estimate() without formulas.
 vramplan::Scenario llama405b_layout() {

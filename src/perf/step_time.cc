@@ -88,8 +88,8 @@ struct DpCost {
 
 // Data-parallel traffic for `params` parameters reduced over `size` ranks `stride` apart.
 // Gradients reduced once per step hide behind the last microbatch's backward pass except for the
-// last bucket; parameter gathers of sharded data parallelism hide behind the compute they precede
-// except the first layer's.
+// last bucket; parameter gathers and gradient reduce-scatters of sharded data parallelism run per
+// unit (layer), each hidden behind the previous unit's compute except the first.
 double dp_exposed(const Scenario& s, const Network& net, double params, double size, double stride,
                   double microbatches, const RankWork& rank) {
   if (size <= 1 || params <= 0) return 0;
@@ -115,10 +115,17 @@ double dp_exposed(const Scenario& s, const Network& net, double params, double s
       const bool hybrid = p.fsdp == FsdpMode::kHybridShard && p.fsdp_shard_group > 0;
       const double group = hybrid ? std::min<double>(p.fsdp_shard_group, size) : size;
       const double gathers = sharding_of(p) == Sharding::kFull ? 2 : 1;
-      const double per_microbatch =
-          gathers * net.ring(param_bytes, group, stride) + net.ring(grad_bytes, group, stride);
-      const double first_layer = per_microbatch / std::max(rank.layer_count, 1.0);
-      double exposed = microbatches * overlapped(per_microbatch, rank.time.total(), first_layer);
+      // Per unit (a layer: FSDP2 fully_shard per block in torchtitan, Megatron-FSDP's
+      // fsdp_unit_modules): each unit gathers its own parameters (again before the backward
+      // pass when resharded after forward) and reduce-scatters its own gradients, so every
+      // unit pays a collective's fixed cost and latency. A unit's collectives are prefetched
+      // behind the previous unit's compute; the first unit's cannot be.
+      const double units = std::max(rank.layer_count, 1.0);
+      const double unit_comm = gathers * net.ring(param_bytes / units, group, stride) +
+                               net.ring(grad_bytes / units, group, stride);
+      const double unit_compute = rank.time.total() / units;
+      double exposed =
+          microbatches * (unit_comm + (units - 1) * std::max(0.0, unit_comm - unit_compute));
       if (group < size) {  // hybrid: shards all-reduced across the replicas once per step
         const double across = net.all_reduce(grad_bytes / group, size / group, stride * group);
         exposed += overlapped(across, backward, across * bucket);
@@ -222,12 +229,6 @@ Result<StepTimeModel> StepTimeModel::prepare(const Scenario& base, const Gpu& gp
 
 namespace {
 
-// Section times of one layout, computed once per evaluate().
-struct LayoutTimes {
-  std::array<SectionTime, kLayerKinds> per_kind{};
-  SectionTime embedding, head;
-};
-
 // Recomputation re-runs forward passes: whole layers (up to recompute_layers of them per
 // stage), or only the attention core.
 // Share of a dense layer's matmul FLOPs that op-level selective checkpointing re-runs: the 2nd,
@@ -260,17 +261,24 @@ void add_recompute(const ModelConfig& m, const Training& tr, RankWork& rank) {
   }
 }
 
-RankWork rank_work(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
-                   const ChunkSplit& split, int64_t r) {
-  const Parallelism& p = s.parallel;
-  const double tp = static_cast<double>(p.tp), experts = static_cast<double>(p.ep * p.etp);
-  RankWork rank;
+// The layers of each kind pipeline rank r holds over its vpp chunks.
+std::array<double, kLayerKinds> rank_layers(const StepTimeData& data, const Parallelism& p,
+                                            const ChunkSplit& split, int64_t r) {
+  std::array<double, kLayerKinds> layers{};
   for (int64_t j = 0; j < p.vpp; ++j) {
     const int64_t c = r + j * p.pp;
     const int64_t begin = split.begin(c), end = begin + split.size(c);
-    for (int k = 0; k < kLayerKinds; ++k)
-      rank.layers[k] += data.prefix[end][k] - data.prefix[begin][k];
+    for (int k = 0; k < kLayerKinds; ++k) layers[k] += data.prefix[end][k] - data.prefix[begin][k];
   }
+  return layers;
+}
+
+RankWork rank_work(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
+                   const std::array<double, kLayerKinds>& layers, int64_t r) {
+  const Parallelism& p = s.parallel;
+  const double tp = static_cast<double>(p.tp), experts = static_cast<double>(p.ep * p.etp);
+  RankWork rank;
+  rank.layers = layers;
   for (int k = 0; k < kLayerKinds; ++k) {
     rank.layer_count += rank.layers[k];
     rank.time.add(times.per_kind[k], rank.layers[k]);
@@ -296,7 +304,13 @@ RankWork rank_work(const StepTimeData& data, const Scenario& s, const LayoutTime
 }
 
 // Pipeline sends of activations forward and gradients backward, one pair per model chunk per
-// microbatch, plus the fill and drain: (p−1)/v microbatch-stage times idle.
+// microbatch, plus the fill and drain: (p−1)/v microbatch-stage times idle, each chunk-step of
+// the fill and drain waiting for its send. 1F1B sends and receives between a microbatch's
+// forward and backward passes (schedules.py forward_backward_pipelining_without_interleaving:
+// send_forward_recv_backward, blocking). The interleaved schedule posts the next chunk's receive
+// and its own send and computes meanwhile (schedules.py
+// forward_backward_pipelining_with_interleaving, overlap_p2p_comm, Megatron-LM's default): in the
+// steady state a send costs what outlasts the chunk's compute plus the wait on its handle.
 double pipeline_seconds(const StepTimeData& data, const Scenario& s, const OpDims& d,
                         const Network& net, double microbatches, double stage_seconds) {
   const Parallelism& p = s.parallel;
@@ -305,24 +319,34 @@ double pipeline_seconds(const StepTimeData& data, const Scenario& s, const OpDim
   const bool crosses = stride * static_cast<double>(p.pp) > data.cluster.gpus_per_node;
   const double send = net.p2p(d.tokens * s.model.hidden * d.act_bytes / d.tp_sp, crosses);
   const double vpp = static_cast<double>(p.vpp);
-  const double chunks = p.schedule == Schedule::kInterleaved ? vpp : 1.0;
-  const double per_microbatch = stage_seconds + 2 * vpp * send;
-  return microbatches * 2 * vpp * send + (static_cast<double>(p.pp) - 1) / chunks * per_microbatch;
+  const bool interleaved = p.schedule == Schedule::kInterleaved;
+  const double chunks = interleaved ? vpp : 1.0;
+  const double fill = (static_cast<double>(p.pp) - 1) / chunks * (stage_seconds + 2 * vpp * send);
+  // Each of the 2·v sends of a microbatch runs beside one chunk's forward or backward; its
+  // transfer hides, but the chunk still waits on the receive's handle before it starts (the
+  // schedule's wait() on recv_prev/recv_next): a collective's fixed cost per send stays exposed,
+  // so many virtual stages are not free.
+  const double steady =
+      interleaved ? data.c.collective_overhead_s + std::max(0.0, send - stage_seconds / (2 * vpp))
+                  : send;
+  return microbatches * 2 * vpp * steady + fill;
 }
 
-}  // namespace
-
-StepTime StepTimeModel::evaluate(const Scenario& s) const {
-  const StepTimeData& data = *data_;
-  const Parallelism& p = s.parallel;
+LayoutTimes layout_times(const StepTimeData& data, const Scenario& s) {
   const Network net(data.cluster, data.c);
   const OpDims d = op_dims(s);
-
   LayoutTimes times;
   for (int k = 0; k < kLayerKinds; ++k)
     if (data.present[k]) times.per_kind[k] = layer_time(data, s, d, kind_of(k), net);
   times.embedding = embedding_time(data, s, d, net);
   times.head = head_time(data, s, d, net);
+  return times;
+}
+
+StepTime evaluate_with(const StepTimeData& data, const Scenario& s, const LayoutTimes& times) {
+  const Parallelism& p = s.parallel;
+  const Network net(data.cluster, data.c);
+  const OpDims d = op_dims(s);
 
   const double microbatches = static_cast<double>(microbatches_of(s));
   const double tp = d.tp, cp = static_cast<double>(p.cp), dp = static_cast<double>(p.dp);
@@ -331,8 +355,19 @@ StepTime StepTimeModel::evaluate(const Scenario& s) const {
 
   RankWork slowest;
   double dp_worst = 0, optimizer_worst = 0;
+  // A middle rank (neither embedding nor head) is timed by its layers alone: one holding the
+  // same layers as the middle rank before it gives the same figures, which cannot change the
+  // maxima below, and is skipped.
+  std::array<double, kLayerKinds> previous_middle{};
+  bool have_middle = false;
   for (int64_t r = 0; r < p.pp; ++r) {
-    const RankWork rank = rank_work(data, s, times, split, r);
+    const std::array<double, kLayerKinds> layers = rank_layers(data, p, split, r);
+    if (r > 0 && r < p.pp - 1) {
+      if (have_middle && layers == previous_middle) continue;
+      previous_middle = layers;
+      have_middle = true;
+    }
+    const RankWork rank = rank_work(data, s, times, layers, r);
     const double dp_time =
         dp_exposed(s, net, rank.dense_params, dense_group, tp, microbatches, rank) +
         dp_exposed(s, net, rank.expert_params, expert_group, d.etp * d.ep, microbatches, rank);
@@ -365,6 +400,33 @@ StepTime StepTimeModel::evaluate(const Scenario& s) const {
   out.tokens_per_s_per_gpu = sequences * d.seq / (out.step_time_s * world);
   out.mfu = sequences * data.model_flops_per_sequence / (out.step_time_s * data.mfu_peak * world);
   return out;
+}
+
+}  // namespace
+
+LayoutKey layout_key_of(const Scenario& s) {
+  const Parallelism& p = s.parallel;
+  return {p.tp, p.sequence_parallel ? 1 : 0, p.cp, p.ep, p.etp, s.training.micro_batch};
+}
+
+StepTimeCache::StepTimeCache() : d_(std::make_unique<StepTimeCacheData>()) {}
+StepTimeCache::~StepTimeCache() = default;
+StepTimeCache::StepTimeCache(StepTimeCache&&) noexcept = default;
+StepTimeCache& StepTimeCache::operator=(StepTimeCache&&) noexcept = default;
+
+StepTime StepTimeModel::evaluate(const Scenario& s) const {
+  return evaluate_with(*data_, s, layout_times(*data_, s));
+}
+
+StepTime StepTimeModel::evaluate(const Scenario& s, StepTimeCache& cache) const {
+  StepTimeCacheData& cached = *cache.d_;
+  const LayoutKey key = layout_key_of(s);
+  if (cached.model != data_ || cached.key != key) {
+    cached.times = layout_times(*data_, s);
+    cached.model = data_;
+    cached.key = key;
+  }
+  return evaluate_with(*data_, s, cached.times);
 }
 
 Result<StepTime> estimate_step_time(const Scenario& s, const Gpu& gpu, const Cluster& cluster,

@@ -79,10 +79,18 @@ void add_ep_comm(const Scenario& s, const OpDims& d, const Network& net, Section
   }
 }
 
-// Context parallelism passes each rank's keys and values around a ring (and their gradients
-// backward), hidden behind the attention blocks computing meanwhile.
-void add_cp_comm(const Scenario& s, const OpDims& d, const Network& net, double attention_fwd,
-                 SectionTime& t) {
+// Context parallelism as Megatron-LM runs it by default (--cp-comm-type p2p: Transformer
+// Engine's AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention/dot_product_attention/
+// context_parallel.py): the sequence is cut into 2·cp chunks and rank i holds chunks i and
+// 2cp−1−i, so that under the causal mask each of the cp steps does the same work, 1/cp of the
+// layer's attention. At each step a rank computes its queries against one rank's keys and values
+// while it sends them on around the ring and receives the next (a second stream): the transfer of
+// step k+1 hides behind step k's attention, the last step has nothing left to hide. Backward
+// passes the keys and values and the dK/dV accumulated so far: twice the bytes, behind the
+// attention backward (2.5× the forward FLOPs). Every step after the first adds its own attention
+// kernel and the correction of the output and log-sum-exp (forward) or of dQ/dK/dV (backward).
+void add_cp_comm(const StepTimeData& data, const Scenario& s, const OpDims& d, const Network& net,
+                 double attention_fwd, SectionTime& t) {
   const double cp = static_cast<double>(s.parallel.cp);
   if (cp <= 1) return;
   const ModelConfig& m = s.model;
@@ -92,11 +100,15 @@ void add_cp_comm(const Scenario& s, const OpDims& d, const Network& net, double 
           : 2.0 * m.num_kv_heads * m.head_dim;
   const double chunk = d.tokens * kv_width / d.tp * d.act_bytes;
   const Link link = net.group(cp, d.tp);
-  const double step = link.latency_s + chunk / link.bytes_per_s;
-  const double fwd = (cp - 1) * step, bwd = 2 * (cp - 1) * step;
-  t.cp += std::max(0.0, fwd - attention_fwd) + std::max(0.0, bwd - 2.5 * attention_fwd);
-  t.launches_fwd += cp - 1;
-  t.launches_bwd += 2 * (cp - 1);
+  const double handshake = data.c.collective_overhead_s + link.latency_s;
+  const double step_fwd = handshake + chunk / link.bytes_per_s;
+  const double step_bwd = handshake + 2 * chunk / link.bytes_per_s;
+  const double steps = cp - 1;
+  const double kernels = 2 * steps * data.c.kernel_overhead_s;  // per pass
+  t.cp += steps * std::max(0.0, step_fwd - attention_fwd / cp) + kernels;
+  t.cp += steps * std::max(0.0, step_bwd - 2.5 * attention_fwd / cp) + kernels;
+  t.launches_fwd += 3 * steps;  // attention, correction, send/receive
+  t.launches_bwd += 3 * steps;
 }
 
 }  // namespace
@@ -109,7 +121,7 @@ SectionTime layer_time(const StepTimeData& data, const Scenario& s, const OpDims
   add_ops(data, ops, t);
   add_tp_comm(s, d, kind, net, t);
   if (kind.moe) add_ep_comm(s, d, net, t);
-  add_cp_comm(s, d, net, t.attention_fwd, t);
+  add_cp_comm(data, s, d, net, t.attention_fwd, t);
   return t;
 }
 

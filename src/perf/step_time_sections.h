@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "perf/network.h"
@@ -57,6 +58,24 @@ struct SectionTime {
     ep += times * o.ep;
     cp += times * o.cp;
   }
+};
+
+// Section times of one layout: one layer of each kind, the embedding, the head. They depend on
+// the layout only through tp, sequence parallelism, cp, ep, etp and the micro-batch (LayoutKey).
+struct LayoutTimes {
+  std::array<SectionTime, kLayerKinds> per_kind{};
+  SectionTime embedding, head;
+};
+
+using LayoutKey = std::array<int64_t, 6>;
+LayoutKey layout_key_of(const Scenario& s);
+
+// What a StepTimeCache holds: the model it was filled from (kept alive, so that its address
+// cannot be reused by another) and the last layout's section times.
+struct StepTimeCacheData {
+  std::shared_ptr<const StepTimeData> model;
+  LayoutKey key{};
+  LayoutTimes times;
 };
 
 SectionTime layer_time(const StepTimeData& data, const Scenario& s, const OpDims& d, LayerKind kind,

@@ -172,6 +172,84 @@ TEST(StepTimeModel, EvaluateMatchesEstimateForOtherLayouts) {
       }
 }
 
+// A cache reused across layouts that vary every dimension gives exactly the uncached times:
+// what it keeps depends only on its key.
+TEST(StepTimeModel, CacheGivesTheSameTimes) {
+  Result<StepTimeModel> model = StepTimeModel::prepare(llama8b(1, 0), h100(), kCluster);
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  StepTimeCache cache;
+  int compared = 0;
+  for (int64_t tp : {1, 2})
+    for (int64_t cp : {1, 2})
+      for (int64_t mb : {1, 2})
+        for (int64_t pp : {1, 4})
+          for (int64_t zero : {0, 3})
+            for (Recompute rc : {Recompute::kNone, Recompute::kFull}) {
+              Scenario s = llama8b(2, 64);
+              s.parallel.tp = tp;
+              s.parallel.sequence_parallel = tp > 1;
+              s.parallel.cp = cp;
+              s.parallel.pp = pp;
+              s.parallel.zero = zero;
+              s.training.micro_batch = mb;
+              s.training.recompute = rc;
+              const StepTime cached = model->evaluate(s, cache), fresh = model->evaluate(s);
+              EXPECT_EQ(cached.step_time_s, fresh.step_time_s);
+              EXPECT_EQ(cached.cp_comm_s, fresh.cp_comm_s);
+              EXPECT_EQ(cached.pp_bubble_s, fresh.pp_bubble_s);
+              ++compared;
+            }
+  EXPECT_EQ(compared, 64);
+  // Another model's cache entry is never reused.
+  Scenario other = llama8b(2, 64);
+  other.training.seq_len = 2048;
+  Result<StepTimeModel> short_model = StepTimeModel::prepare(other, h100(), kCluster);
+  ASSERT_TRUE(short_model.ok());
+  EXPECT_EQ(short_model->evaluate(other, cache).step_time_s,
+            short_model->evaluate(other).step_time_s);
+}
+
+// Context parallelism is never free (Transformer Engine's ring: an attention kernel and its
+// correction per extra step), and its key/value transfer hides behind attention only step by
+// step: on a slow link the exposed part grows with the ring.
+TEST(StepTime, ContextParallelismCostsItsRingSteps) {
+  Scenario s = llama8b(4, 64);
+  s.training.micro_batch = 2;
+  const StepTime no_cp = evaluate(s);
+  s.parallel.dp = 2;
+  s.parallel.cp = 2;
+  const StepTime cp2 = evaluate(s);
+  EXPECT_EQ(no_cp.cp_comm_s, 0);
+  EXPECT_GT(cp2.cp_comm_s, 0);
+  // With no kernel cost and a near-free link, nothing is exposed.
+  const StepTime ideal_cp = evaluate(s, ideal(), kFastCluster);
+  EXPECT_NEAR(ideal_cp.cp_comm_s, 0, 1e-12);
+  // Over a slow network (cp ranks on different nodes) the transfer outlasts each step's attention.
+  const StepTime slow = evaluate(s, {}, Cluster{1, 1, 0.01});
+  EXPECT_GT(slow.cp_comm_s, 10 * cp2.cp_comm_s);
+}
+
+// The interleaved schedule overlaps its steady-state sends with the chunks' compute
+// (Megatron-LM's overlap_p2p_comm); 1F1B waits for them.
+TEST(StepTime, InterleavedSendsHideBehindChunks) {
+  Scenario s = llama8b(1, 32);
+  s.parallel.pp = 4;
+  s.parallel.vpp = 2;
+  s.parallel.schedule = Schedule::kInterleaved;
+  StepTimeConstants c = ideal();
+  const Cluster slow_link{8, 1, 1};  // a send of 64 MiB takes about 0.07 s: longer than a chunk
+  const StepTime exposed = evaluate(s, c, slow_link);
+  const StepTime hidden = evaluate(s, c, kFastCluster);
+  EXPECT_GT(exposed.pp_bubble_s, hidden.pp_bubble_s);
+  // On the fast cluster only the fill and drain remain: (p−1)/(v·m) of the compute.
+  EXPECT_NEAR(hidden.pp_bubble_s / hidden.compute_s, 3.0 / (2 * 32), 1e-6);
+  // The wait on each receive's handle stays exposed: 2·v per microbatch, and each of the
+  // 2·(p−1) fill and drain sends costs it too.
+  c.collective_overhead_s = 1e-4;
+  const StepTime waits = evaluate(s, c, kFastCluster);
+  EXPECT_NEAR(waits.pp_bubble_s - hidden.pp_bubble_s, (32 * 2 * 2 + 2 * 3) * 1e-4, 1e-9);
+}
+
 TEST(StepTimeModel, ErrorsNameTheField) {
   const Scenario s = llama8b(8, 64);
   EXPECT_EQ(StepTimeModel::prepare(s, h100(), Cluster{8, 0, 50}).error().field, "intra_node_gbps");

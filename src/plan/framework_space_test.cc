@@ -134,6 +134,30 @@ TEST(FrameworkLayouts, HfTrainerHasNoPipelineAndMegatronNoGpipe) {
   EXPECT_TRUE(interleaved);
 }
 
+// Megatron shards by its distributed optimizer or Megatron-FSDP (ZeRO-1, ZeRO-2, full shard,
+// HSDP): never FSDP SHARD_GRAD_OP or DeepSpeed's ZeRO-3.
+TEST(FrameworkLayouts, MegatronPlansOnlyItsShardings) {
+  json settings = llama8b("megatron", 16);
+  settings["top"] = 200;
+  const PlanResult p = planned(settings);
+  ASSERT_FALSE(p.candidates.empty());
+  bool sharded = false;
+  auto check = [&](const PlanLayout& l) {
+    EXPECT_NE(l.sharding.fsdp, FsdpMode::kShardGradOp) << layout_name(l);
+    EXPECT_NE(l.sharding.zero, 3) << layout_name(l);
+    sharded |= l.sharding.fsdp == FsdpMode::kFullShard || l.sharding.distributed_optimizer;
+  };
+  for (const PlanCandidate& c : p.candidates) {
+    check(c.layout);
+    for (const PlanLayout& l : c.equivalents) check(l);
+  }
+  EXPECT_TRUE(sharded);
+  settings["fsdp"] = "shard_grad_op";
+  Result<PlanRequest> r = plan_request_from_settings(settings, kNoFiles);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "fsdp");
+}
+
 TEST(FrameworkLayouts, WithoutAFrameworkEverythingIsSearched) {
   json settings = llama8b("megatron", 16);
   settings.erase("framework");

@@ -55,8 +55,9 @@ std::vector<PlanCandidate> brute_force_all(const PlanRequest& r) {
 }
 
 struct BruteForce {
-  std::vector<PlanCandidate> fitting;  // sorted best first
-  std::vector<PlanCandidate> missing;  // sorted closest first
+  std::vector<PlanCandidate> fitting;   // sorted best first
+  std::vector<PlanCandidate> distinct;  // one per trade-off, best first, with its equivalents
+  std::vector<PlanCandidate> missing;   // sorted closest first
 };
 
 BruteForce split_at(const std::vector<PlanCandidate>& all, int64_t limit) {
@@ -65,6 +66,13 @@ BruteForce split_at(const std::vector<PlanCandidate>& all, int64_t limit) {
     (c.device_bytes <= limit ? out.fitting : out.missing).push_back(c);
   std::sort(out.fitting.begin(), out.fitting.end(), better_candidate);
   std::sort(out.missing.begin(), out.missing.end(), closer_miss);
+  // Equal time and memory sort next to each other, the first by layout fields first.
+  for (const PlanCandidate& c : out.fitting) {
+    if (!out.distinct.empty() && same_trade_off(out.distinct.back(), c))
+      out.distinct.back().equivalents.push_back(c.layout);
+    else
+      out.distinct.push_back(c);
+  }
   return out;
 }
 
@@ -94,10 +102,18 @@ int64_t expect_matches_brute_force(const PlanRequest& r, const std::vector<PlanC
     EXPECT_EQ(found.stats.fitting, static_cast<int64_t>(want.fitting.size()));
     EXPECT_EQ(found.stats.evaluated, static_cast<int64_t>(all.size()));
     if (threads == 1) pruned = found.stats.pruned;
-    const size_t k = std::min<size_t>(r.top_k, want.fitting.size());
+    const size_t k = std::min<size_t>(r.top_k, want.distinct.size());
     EXPECT_EQ(found.top.size(), k);
-    for (size_t i = 0; i < std::min(k, found.top.size()); ++i)
-      expect_same_candidate(found.top[i], want.fitting[i], "top " + std::to_string(i));
+    for (size_t i = 0; i < std::min(k, found.top.size()); ++i) {
+      const std::string what = "top " + std::to_string(i);
+      expect_same_candidate(found.top[i], want.distinct[i], what);
+      const size_t same =
+          std::min(found.top[i].equivalents.size(), want.distinct[i].equivalents.size());
+      EXPECT_EQ(found.top[i].equivalents.size(), want.distinct[i].equivalents.size()) << what;
+      for (size_t e = 0; e < same; ++e)
+        EXPECT_EQ(key_of(found.top[i].equivalents[e]), key_of(want.distinct[i].equivalents[e]))
+            << what;
+    }
     for (int f = 0; f < kFamilies; ++f) {
       const Family family = static_cast<Family>(f);
       if (family == Family::kExpert && !r.base.model.is_moe()) continue;

@@ -46,11 +46,44 @@ bool worse_for_heap(const PlanCandidate& a, const PlanCandidate& b) {
   return better_candidate(a, b);  // heap front = the worst kept
 }
 
+bool key_less(const PlanLayout& a, const PlanLayout& b) { return layout_key(a) < layout_key(b); }
+
+// Adds `c` (with its own equivalents) to the kept candidate of the same trade-off, if any; the
+// layout first by its fields stays the representative, so threads never change the result.
+bool join_equivalent(std::vector<PlanCandidate>& kept, const PlanCandidate& c) {
+  for (PlanCandidate& k : kept) {
+    if (!same_trade_off(k, c)) continue;
+    std::vector<PlanLayout> all = std::move(k.equivalents);
+    all.push_back(k.layout);
+    all.push_back(c.layout);
+    all.insert(all.end(), c.equivalents.begin(), c.equivalents.end());
+    std::sort(all.begin(), all.end(), key_less);
+    all.erase(std::unique(all.begin(), all.end(),
+                          [](const PlanLayout& a, const PlanLayout& b) {
+                            return layout_key(a) == layout_key(b);
+                          }),
+              all.end());
+    if (key_less(c.layout, k.layout)) {  // the representative's own numbers are c's
+      k = c;
+    }
+    k.layout = all.front();
+    k.equivalents.assign(all.begin() + 1, all.end());
+    return true;
+  }
+  return false;
+}
+
 class Worker {
  public:
   Worker(const PlanRequest& r, const FastMemoryModel& memory, const LayoutTimer& timer,
          int64_t limit, const std::vector<PipeOption>& pipes)
-      : r_(r), memory_(memory), timer_(timer), limit_(limit), pipes_(pipes), scenario_(r.base) {
+      : r_(r),
+        memory_(memory),
+        own_timer_(timer.for_thread()),
+        timer_(own_timer_ ? *own_timer_ : timer),
+        limit_(limit),
+        pipes_(pipes),
+        scenario_(r.base) {
     applies_[static_cast<int>(Family::kExpert)] = r.base.model.is_moe();
   }
 
@@ -73,6 +106,7 @@ class Worker {
 
   const PlanRequest& r_;
   const FastMemoryModel& memory_;
+  std::unique_ptr<LayoutTimer> own_timer_;
   const LayoutTimer& timer_;
   const int64_t limit_;
   const std::vector<PipeOption>& pipes_;
@@ -99,13 +133,21 @@ int64_t Worker::blocker(const PlanLayout& prototype, bool full_recompute_possibl
 
 void Worker::keep_fit(const PlanCandidate& c) {
   std::vector<PlanCandidate>& top = out_.top;
-  if (static_cast<int>(top.size()) < r_.top_k) {
-    top.push_back(c);
-    std::push_heap(top.begin(), top.end(), worse_for_heap);
-  } else if (better_candidate(c, top.front())) {
-    std::pop_heap(top.begin(), top.end(), worse_for_heap);
-    top.back() = c;
-    std::push_heap(top.begin(), top.end(), worse_for_heap);
+  // A layout with the same time and memory as one kept joins it instead of taking a place:
+  // the top K are K different trade-offs. It can only tie a kept one if it is not worse than
+  // the worst kept, or ties that one.
+  const bool full = static_cast<int>(top.size()) >= r_.top_k;
+  if (!full || better_candidate(c, top.front()) || same_trade_off(c, top.front())) {
+    if (join_equivalent(top, c)) {
+      std::make_heap(top.begin(), top.end(), worse_for_heap);
+    } else if (!full) {
+      top.push_back(c);
+      std::push_heap(top.begin(), top.end(), worse_for_heap);
+    } else if (better_candidate(c, top.front())) {
+      std::pop_heap(top.begin(), top.end(), worse_for_heap);
+      top.back() = c;
+      std::push_heap(top.begin(), top.end(), worse_for_heap);
+    }
   }
   any_fit_ = true;
   for (int f = 0; f < kFamilies; ++f) {
@@ -323,7 +365,8 @@ std::vector<Branch> branches_of(const PlanRequest& r, const std::vector<PipeOpti
 }
 
 void merge_into(SearchResult& total, SearchResult& part, int top_k) {
-  total.top.insert(total.top.end(), part.top.begin(), part.top.end());
+  for (const PlanCandidate& c : part.top)
+    if (!join_equivalent(total.top, c)) total.top.push_back(c);
   std::sort(total.top.begin(), total.top.end(), better_candidate);
   if (static_cast<int>(total.top.size()) > top_k) total.top.resize(top_k);
   for (int f = 0; f < kFamilies; ++f) {
@@ -353,6 +396,11 @@ bool better_candidate(const PlanCandidate& a, const PlanCandidate& b) {
     return a.time.tokens_per_s_per_gpu > b.time.tokens_per_s_per_gpu;
   if (a.device_bytes != b.device_bytes) return a.device_bytes < b.device_bytes;
   return layout_key(a.layout) < layout_key(b.layout);
+}
+
+bool same_trade_off(const PlanCandidate& a, const PlanCandidate& b) {
+  return a.time.tokens_per_s_per_gpu == b.time.tokens_per_s_per_gpu &&
+         a.time.step_time_s == b.time.step_time_s && a.device_bytes == b.device_bytes;
 }
 
 bool closer_miss(const PlanCandidate& a, const PlanCandidate& b) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -21,11 +22,17 @@ class LayoutTimer {
   virtual ~LayoutTimer() = default;
   // REQUIRES: `layout` is valid (validate_scenario passes).
   virtual StepTime time(const Scenario& layout) const = 0;
+  // A timer for one search thread alone, which may keep state between calls (the step-time
+  // model's StepTimeCache); nullptr to share this one. It must time every layout as this does.
+  virtual std::unique_ptr<LayoutTimer> for_thread() const { return nullptr; }
 };
 
 // The ordering of candidates: more tokens/s per GPU first, then less peak memory, then the
 // layout's fields (so that results never depend on thread timing).
 bool better_candidate(const PlanCandidate& a, const PlanCandidate& b);
+// The same trade-off: equal step time, tokens/s and peak device memory. The search keeps one
+// candidate per trade-off and lists the others as its equivalents.
+bool same_trade_off(const PlanCandidate& a, const PlanCandidate& b);
 // Closest misses: less peak memory first, then the layout's fields.
 bool closer_miss(const PlanCandidate& a, const PlanCandidate& b);
 

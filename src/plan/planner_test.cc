@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "plan/planner_search.h"
 #include "vramplan/io/plan_settings.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/report/plan_report.h"
@@ -222,8 +223,8 @@ TEST(Planner, JsonKeysAreStable) {
                           "suggestions", "stats", "limit_bytes", "gpu", "gpus"})
     EXPECT_TRUE(out.contains(key)) << key;
   const json& c = out["candidates"][0];
-  for (const char* key :
-       {"layout", "parallel", "peak", "tokens_per_s_per_gpu", "mfu", "step_time_s", "scenario"})
+  for (const char* key : {"layout", "equivalents", "parallel", "peak", "tokens_per_s_per_gpu",
+                          "mfu", "step_time_s", "scenario"})
     EXPECT_TRUE(c.contains(key)) << key;
   for (const char* key : {"stage", "allocated_bytes", "reserved_bytes", "device_bytes"})
     EXPECT_TRUE(c["peak"].contains(key)) << key;
@@ -247,6 +248,37 @@ TEST(Planner, NothingFitsExplainsTheClosestMiss) {
   }
   const std::string text = render_plan(*p);
   EXPECT_NE(text.find("No layout fits."), std::string::npos);
+}
+
+// The top K are K different trade-offs: layouts with the same step time and peak (FSDP
+// full_shard and ZeRO-3) are one candidate that lists the others.
+TEST(Planner, TopCandidatesAreDistinctTradeOffs) {
+  Result<PlanRequest> r = plan_request_from_settings({{"model", "Llama-3.1-8B"},
+                                                      {"gpus", 16},
+                                                      {"seq_len", 4096},
+                                                      {"global_batch", 64},
+                                                      {"top", 20}},
+                                                     kNoFiles);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  Result<PlanResult> p = plan(*r);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->candidates.size(), 20u);
+  size_t equivalents = 0;
+  for (size_t i = 0; i < p->candidates.size(); ++i) {
+    const PlanCandidate& c = p->candidates[i];
+    equivalents += c.equivalents.size();
+    for (size_t j = 0; j < i; ++j)
+      EXPECT_FALSE(same_trade_off(c, p->candidates[j])) << layout_name(c.layout);
+    for (const PlanLayout& e : c.equivalents) {
+      // Each equivalent really has the candidate's time and memory.
+      Scenario s = r->base;
+      apply_layout(e, s);
+      Result<Estimate> est = estimate(s, {.explain = false});
+      ASSERT_TRUE(est.ok());
+      EXPECT_EQ(est->peak.device_bytes, c.device_bytes) << layout_name(e);
+    }
+  }
+  EXPECT_GT(equivalents, 0u);  // full_shard ≡ zero3 at least once
 }
 
 TEST(Planner, OneThreadAndManyAgree) {

@@ -85,8 +85,16 @@ json peak_json(const PlanCandidate& c) {
           {"device_bytes", c.device_bytes}};
 }
 
+// The layouts with the same step time and peak as the candidate, by name.
+json equivalents_json(const PlanCandidate& c) {
+  json out = json::array();
+  for (const PlanLayout& l : c.equivalents) out.push_back(layout_name(l));
+  return out;
+}
+
 json candidate_json(const PlanResult& p, const PlanCandidate& c) {
   return {{"layout", layout_name(c.layout)},
+          {"equivalents", equivalents_json(c)},
           {"parallel", parallel_json(c.layout)},
           {"micro_batch", c.layout.micro_batch},
           {"recompute", recompute_name(c.layout.recompute)},
@@ -205,6 +213,8 @@ std::string render_plan(const PlanResult& p) {
         "{:>3}  {:<{}}  {:>15}  {:>9.3f}  {:>10}  {:>5.1f}%\n", i + 1, layout_name(c.layout), width,
         fmt::format("{:.1f}/{:.1f}", c.device_bytes / kGiB, p.limit_bytes / kGiB),
         c.time.step_time_s, with_commas(c.time.tokens_per_s_per_gpu), c.time.mfu * 100);
+    for (const PlanLayout& e : c.equivalents)
+      out += fmt::format("{:>3}  = {} (same step time and peak)\n", "", layout_name(e));
   }
   out += "\nWhy: " + p.why + "\n";
   return out;

@@ -15,13 +15,23 @@ namespace {
 FrameworkLayouts megatron() {
   FrameworkLayouts f;
   // schedules.py: forward_backward_pipelining_without_interleaving (1F1B) and
-  // _with_interleaving; there is no all-forward-all-backward schedule. Its sharding modes
-  // (distributed optimizer, Megatron-FSDP's optim / optim_grads / optim_grads_params, torch
-  // FSDP2) hold what vramplan's ZeRO stages and FSDP modes hold, so none is ruled out.
+  // _with_interleaving; there is no all-forward-all-backward schedule.
   f.schedule = {Schedule::k1F1B, Schedule::kInterleaved};
+  // Sharding: DDP, the distributed optimizer (ZeRO-1), and Megatron-FSDP's
+  // --data-parallel-sharding-strategy optim (ZeRO-1), optim_grads (ZeRO-2: the parameters stay
+  // whole) and optim_grads_params (FSDP full_shard, as is --use-torch-fsdp2); with
+  // --outer-dp-sharding-strategy no_shard and --num-distributed-optimizer-instances > 1
+  // Megatron-FSDP shards within groups and replicates across them (HSDP, hybrid_shard)
+  // (megatron/core/distributed/fsdp/src/README.md). It has no FSDP SHARD_GRAD_OP (gather once,
+  // keep the parameters through the backward pass) and no DeepSpeed ZeRO-3.
+  f.zero = {0, 1, 2};
+  f.fsdp = {FsdpMode::kNone, FsdpMode::kFullShard, FsdpMode::kHybridShard};
   f.source =
       "Megatron-LM schedules only 1F1B and interleaved 1F1B "
-      "(megatron/core/pipeline_parallel/schedules.py)";
+      "(megatron/core/pipeline_parallel/schedules.py); it shards by the distributed optimizer or "
+      "Megatron-FSDP's optim / optim_grads / optim_grads_params strategies, HSDP with "
+      "--outer-dp-sharding-strategy no_shard (megatron/core/distributed/fsdp/src/README.md): no "
+      "FSDP shard_grad_op, no ZeRO-3 by that name";
   return f;
 }
 

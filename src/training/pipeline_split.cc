@@ -63,11 +63,15 @@ std::optional<PipelineSplit> split_of(SplitKind kind, int64_t layers, int64_t pp
       if ((layers + 1) % chunks == 0) return PipelineSplit{kind, 0, 0};
       return std::nullopt;
     case SplitKind::kLighterEnds:
-      if (vpp != 1 || pp < 3) return std::nullopt;
-      // The most layers the two ends can keep while staying lighter than every middle stage.
-      for (int64_t ends = (layers - 1) / 2; ends >= 1; --ends) {
+      if (pp < 3) return std::nullopt;
+      // The most layers the two ends can keep while staying lighter than every middle stage;
+      // with virtual stages each rank's chunks share its layers evenly, so the ends hold a
+      // multiple of vpp and the middle a multiple of (pp−2)·vpp (Megatron's
+      // --decoder-first/last-pipeline-num-layers, transformer_block.py get_num_layers_to_build).
+      for (int64_t ends = (layers - 1) / 2 / vpp * vpp; ends >= vpp; ends -= vpp) {
         const int64_t rest = layers - 2 * ends;
-        if (rest >= pp - 2 && rest % (pp - 2) == 0 && ends < rest / (pp - 2))
+        const int64_t middle = (pp - 2) * vpp;
+        if (rest >= middle && rest % middle == 0 && ends < rest / (pp - 2))
           return PipelineSplit{kind, ends, ends};
       }
       return std::nullopt;

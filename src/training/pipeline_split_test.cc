@@ -11,7 +11,13 @@ TEST(PipelineSplit, LighterEndsSplitFollowsLlama3) {
   ASSERT_TRUE(split);
   EXPECT_EQ(split->first_stage_layers, 7);
   EXPECT_EQ(split->last_stage_layers, 7);
-  EXPECT_FALSE(split_of(SplitKind::kLighterEnds, 126, 16, 2));  // needs vpp = 1
+  // With virtual stages the ends hold a multiple of vpp and the middle of (pp−2)·vpp: none for
+  // 126 layers on 16 × 2; 80 on 4 × 2 gives 18 + 22 + 22 + 18.
+  EXPECT_FALSE(split_of(SplitKind::kLighterEnds, 126, 16, 2));
+  const std::optional<PipelineSplit> virtual_split = split_of(SplitKind::kLighterEnds, 80, 4, 2);
+  ASSERT_TRUE(virtual_split);
+  EXPECT_EQ(virtual_split->first_stage_layers, 18);
+  EXPECT_EQ(virtual_split->last_stage_layers, 18);
   EXPECT_FALSE(split_of(SplitKind::kEven, 126, 16, 1));
   EXPECT_TRUE(split_of(SplitKind::kEmbeddingAndLoss, 126, 16, 1));  // 128 = 16 · 8
 }

@@ -65,7 +65,24 @@ struct StepTimeConstants {
   double inter_p2p_latency_s = 13.7e-3;  // a pipeline send between nodes; 10 µs–1 s
 };
 
-struct StepTimeData;  // precomputed per-model coefficients (step_time.cc)
+struct StepTimeData;       // precomputed per-model coefficients (step_time.cc)
+struct StepTimeCacheData;  // perf/step_time_sections.h
+
+// The section times (one layer of each kind, embedding, head) of the last layout evaluated with
+// it. They depend only on tp, sequence parallelism, cp, ep, etp and the micro-batch, so a caller
+// that varies pp, vpp, schedule, split, dp, sharding or recomputation in its inner loops (the
+// planner) reuses them: the results are the same as without a cache. One per thread.
+class StepTimeCache {
+ public:
+  StepTimeCache();
+  ~StepTimeCache();
+  StepTimeCache(StepTimeCache&&) noexcept;
+  StepTimeCache& operator=(StepTimeCache&&) noexcept;
+
+ private:
+  friend class StepTimeModel;
+  std::unique_ptr<StepTimeCacheData> d_;
+};
 
 // Prepared once per (model, training, gpu, cluster); evaluate() is cheap (no allocation, no
 // strings) because the planner calls it for up to millions of layouts.
@@ -78,6 +95,8 @@ class StepTimeModel {
   // layout = base with parallelism / micro-batch / global batch / recompute changed. The layout
   // must be valid (validate_scenario passes); the model and sequence length must match base.
   StepTime evaluate(const Scenario& layout) const;
+  // The same, reusing the section times `cache` holds when the layout allows (StepTimeCache).
+  StepTime evaluate(const Scenario& layout, StepTimeCache& cache) const;
 
  private:
   explicit StepTimeModel(std::shared_ptr<const StepTimeData> data) : data_(std::move(data)) {}

@@ -111,6 +111,10 @@ struct PlanCandidate {
   int64_t reserved_bytes = 0;
   int64_t device_bytes = 0;
   StepTime time;
+  // Other layouts with exactly this step time and peak memory (FSDP full_shard and ZeRO-3 under
+  // the same conventions, ...): the same trade-off, reported once. Best-first by layout fields;
+  // `layout` itself is the first of them all.
+  std::vector<PlanLayout> equivalents;
   // Filled for the reported candidates by estimate() itself: the stage that peaks.
   std::string peak_stage;
   int64_t peak_stage_index = 0;

@@ -231,6 +231,8 @@ export function configModelText(config: unknown): string {
 export interface PlanCandidate {
   rank?: number;
   layout: string;
+  /** Other layouts with the same step time and peak: one trade-off, listed once. */
+  equivalents?: string[];
   peak: { stage: string; allocated_bytes: number; reserved_bytes: number; device_bytes: number };
   used_fraction?: number;
   tokens_per_s_per_gpu: number;

@@ -114,7 +114,15 @@ export class PlanResults {
               'tr',
               { 'data-rank': i + 1 },
               el('td', { class: 'num' }, i + 1),
-              el('td', { class: 'layout' }, el('code', {}, c.layout)),
+              el(
+                'td',
+                { class: 'layout' },
+                el('code', {}, c.layout),
+                // The same trade-off under other names (same step time and peak).
+                (c.equivalents ?? []).map((e) =>
+                  el('div', { class: 'equivalent' }, '= ', el('code', {}, e)),
+                ),
+              ),
               el(
                 'td',
                 {
