@@ -79,7 +79,8 @@ struct ActivationTerms {
 // settle_peak_phase).
 struct RankStates {
   Wide states = 0;     // every model-state row
-  Wide gradients = 0;  // of which the gradient row (absent in some phases with lazy gradients)
+  Wide gradients = 0;  // of which the gradient rows, sharded and one FSDP unit's (absent in some
+                       // phases with lazy gradients)
   // Of which the stage kept unsharded (Conventions::pipeline_fsdp_unsharded): absent at the
   // optimizer step; chunk_by_chunk_saving less when the backward runs chunk by chunk
   // (backward_chunk_by_chunk): the unsharded gradients of every chunk but the last.
@@ -152,6 +153,7 @@ class FastMemoryModel {
   };
   struct Params {  // GpuParams of one rank
     Wide dense = 0, expert = 0, non_matrix = 0, vectors = 0, largest_unit = 0;
+    Wide largest_layer = 0, root = 0;
     Wide last_chunk = 0;  // of dense + expert, in the rank's last model chunk
   };
 
