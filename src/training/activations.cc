@@ -146,8 +146,8 @@ void add_standard_attention(const Scenario& s, const Dims& d, bool frozen, SumBu
     sum.add("q/k norm inputs", expr.c_str(),
             d.n * ((a + g) * hd * keeps.per_value + 2 * keeps.per_token) / d.t);
   }
-  // The output projection's input; a frozen one keeps it only for an adapter on it.
-  if (!frozen || adapter_keeps_input(s, kLoraO)) add_attention_output(d, a * hd, "n·a·d", sum);
+  // The kernel keeps its output, which is also the output projection's input.
+  add_attention_output(d, a * hd, "n·a·d", sum);
 }
 
 void add_mla_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
@@ -346,6 +346,28 @@ Wide norm_weight_part(const Scenario& s) {
 bool adapter_keeps_input(const Scenario& s, uint32_t projections) {
   return s.finetune.adapter_dtype == s.training.activation_dtype &&
          (s.finetune.lora_targets & projections) != 0;
+}
+
+Term lora_first_layer_saving(const Scenario& s, bool explain) {
+  if (!lora_frozen_base(s)) return {};
+  const Dims d = dims_of(s);
+  const ModelConfig& m = s.model;
+  NormKeeps keeps = norm_keeps(s);
+  keeps.per_value -= norm_weight_part(s);
+  SumBuilder sum(explain);
+  const std::string norm =
+      fmt::format("n·(h·{}+{})/t_sp", static_cast<int64_t>(keeps.per_value), keeps.per_token);
+  sum.add("input norm (its input needs no gradient)", norm.c_str(),
+          d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
+  if (m.attention == AttentionKind::kStandard && m.qk_norm) {
+    const uint32_t targets = s.finetune.lora_targets;
+    const Wide per_head = m.head_dim * keeps.per_value + keeps.per_token;
+    if ((targets & kLoraK) == 0)
+      sum.add("k norm (frozen k projection)", "n·g·(d·…)/t", d.n * m.num_kv_heads * per_head / d.t);
+    if ((targets & kLoraQ) == 0)
+      sum.add("q norm (frozen q projection)", "n·a·(d·…)/t", d.n * m.num_heads * per_head / d.t);
+  }
+  return sum.finish(preamble(s, d));
 }
 
 Wide loss_backward_transient(const Scenario& s) {
