@@ -79,9 +79,7 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
       keeps_stage_unsharded(c.s.conventions, c.s.parallel, c.sharding.params);
   const bool grads_absent =
       c.s.conventions.lazy_gradients && (microbatches == 1 || unsharded_stage);
-  // FSDP / ZeRO-3's unsharded unit gradients are created by the same backward.
-  if (grads_absent)
-    t.forward_backward -= row_bytes(stage, "gradients") + row_bytes(stage, kUnitGradientsRow);
+  if (grads_absent) t.forward_backward -= row_bytes(stage, "gradients");
   const bool adam = c.s.training.optimizer == Optimizer::kAdamW;
   const int64_t temporaries = c.s.conventions.optimizer_foreach_temporaries && adam
                                   ? row_bytes(stage, "optimizer states") / 2
@@ -90,23 +88,19 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
   // FSDP reshards every unit after its backward (FSDP2 post_backward): its gathered buffers are
   // gone by the optimizer step. DeepSpeed's ZeRO-3 live parameters are not modelled as freed.
   const int64_t gathered =
-      c.s.parallel.fsdp != FsdpMode::kNone
-          ? row_bytes(stage, kGatheredRow) + row_bytes(stage, kUnitGradientsRow)
-          : 0;
+      c.s.parallel.fsdp != FsdpMode::kNone ? row_bytes(stage, kGatheredRow) : 0;
   t.optimizer_step = all_tensors - activations - row_bytes(stage, kUnshardedStageRow) - gathered +
                      temporaries + grad_copy;
   t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
   stage.peak_phase = "forward/backward";
   if (t.optimizer_step <= t.forward_backward && grads_absent) {
-    std::erase_if(stage.rows, [](const Row& r) {
-      return r.component == "gradients" || r.component == kUnitGradientsRow;
-    });
+    std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
   }
   if (t.optimizer_step > t.forward_backward) {
     const bool fsdp = c.s.parallel.fsdp != FsdpMode::kNone;
     std::erase_if(stage.rows, [fsdp](const Row& r) {
       return is_activation_row(r) || r.component == kUnshardedStageRow ||
-             (fsdp && (r.component == kGatheredRow || r.component == kUnitGradientsRow));
+             (fsdp && r.component == kGatheredRow);
     });
     Term temp{temporaries, c.explain
                                ? fmt::format("Adam's sqrt(v) copy: optimizer states {} / 2",

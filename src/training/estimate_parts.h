@@ -17,7 +17,6 @@ namespace vramplan::estimate_parts {
 
 inline constexpr const char* kUnshardedStageRow = "unsharded params + grads";
 inline constexpr const char* kGatheredRow = "unsharded parameter buffers";
-inline constexpr const char* kUnitGradientsRow = "unsharded unit gradients";
 // The recompute working set's part hidden under the freed logits: reserved, not allocated.
 inline constexpr const char* kRecomputeReservedRow =
     "recompute working set (reserved beside the logits)";

@@ -50,7 +50,8 @@ TEST(FsdpUnits, TorchtitansOwnUnitsGatherTheLargestTwice) {
   // torchtitan wraps the embedding and [norm, output] as units: the largest is the head with
   // the final norm, in use plus one prefetched, in bf16 (its mixed-precision policy).
   const Estimate e = run(llama());
-  EXPECT_EQ(row(e, "unsharded parameter buffers"), 2 * kHead * 2);
+  // ... and that unit's bf16 gradients with their fp32 copy for the reduce-scatter.
+  EXPECT_EQ(row(e, "unsharded parameter buffers"), 2 * kHead * 2 + kHead * (2 + 4));
 }
 
 TEST(FsdpUnits, TheRootUnitStaysGatheredBesideTheLayersInFlight) {
@@ -60,14 +61,17 @@ TEST(FsdpUnits, TheRootUnitStaysGatheredBesideTheLayersInFlight) {
   nlohmann::json settings = llama();
   settings["fsdp_root_unit"] = true;
   const Estimate e = run(settings);
-  EXPECT_EQ(row(e, "unsharded parameter buffers"), (kEmbedding + kHead + 2 * kLayer) * 2);
+  // The unit whose gradients wait for their reduce-scatter is a layer: the root's are reduced
+  // at the end of the backward.
+  EXPECT_EQ(row(e, "unsharded parameter buffers"),
+            (kEmbedding + kHead + 2 * kLayer) * 2 + kLayer * (2 + 4));
   // hf-trainer (accelerate's FSDP) wraps that way.
   settings.erase("fsdp_root_unit");
   settings["framework"] = "hf-trainer";
   settings["fsdp"] = "full_shard";
   settings["fsdp_mixed_precision"] = true;
   EXPECT_EQ(row(run(settings), "unsharded parameter buffers"),
-            (kEmbedding + kHead + 2 * kLayer) * 2);
+            (kEmbedding + kHead + 2 * kLayer) * 2 + kLayer * (2 + 4));
 }
 
 TEST(FsdpUnits, ReshardAfterForwardOffGathersEveryUnitOverTheStoredShard) {
@@ -75,15 +79,7 @@ TEST(FsdpUnits, ReshardAfterForwardOffGathersEveryUnitOverTheStoredShard) {
   settings["fsdp"] = "shard_grad_op";
   const Estimate e = run(settings);
   EXPECT_EQ(row(e, "weights"), kTotal / 4 * 4);  // the fp32 shard stays the stored copy
-  EXPECT_EQ(row(e, "unsharded parameter buffers"), kTotal * 2);
-}
-
-TEST(FsdpUnits, UnitGradientsAreAbsentAtTheStartOfALazyBackward) {
-  // One microbatch, gradients set to None after each step: where the activations peak no unit
-  // has computed its gradients yet. With four microbatches the unit's bf16 gradients and their
-  // fp32 copy for the reduce-scatter are counted.
-  EXPECT_EQ(row(run(llama(4)), "unsharded unit gradients"), -1);
-  EXPECT_EQ(row(run(llama(16)), "unsharded unit gradients"), kHead * (2 + 4));
+  EXPECT_EQ(row(e, "unsharded parameter buffers"), kTotal * 2 + kHead * (2 + 4));
 }
 
 TEST(FsdpUnits, GatheredBuffersAreGoneAtTheOptimizerStep) {

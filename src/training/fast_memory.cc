@@ -286,10 +286,7 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
     const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : param_bits;
     const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                   : bytes_of(1, tr.grad_dtype);
-    // The unit's gradients go with the gradients (absent where lazy ones are).
-    const Wide unit_grads = grad_bytes * grad_unit;
-    const Wide bytes = ceil_div(gathered * gather_bits, 8) + unit_grads;
-    out.gradients += unit_grads;
+    const Wide bytes = ceil_div(gathered * gather_bits, 8) + grad_bytes * grad_unit;
     if (par.fsdp != FsdpMode::kNone) out.unsharded = bytes;
     total += bytes;
   }

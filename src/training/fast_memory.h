@@ -79,8 +79,7 @@ struct ActivationTerms {
 // settle_peak_phase).
 struct RankStates {
   Wide states = 0;     // every model-state row
-  Wide gradients = 0;  // of which the gradient rows, sharded and one FSDP unit's (absent in some
-                       // phases with lazy gradients)
+  Wide gradients = 0;  // of which the gradient row (absent in some phases with lazy gradients)
   // Of which the stage kept unsharded (Conventions::pipeline_fsdp_unsharded): absent at the
   // optimizer step; chunk_by_chunk_saving less when the backward runs chunk by chunk
   // (backward_chunk_by_chunk): the unsharded gradients of every chunk but the last.

@@ -62,12 +62,13 @@ inline Wide fsdp_gathered_params(const Conventions& c, const Parallelism& p, Wid
   return gathered_params(std::min(in_flight, rank_params), c.zero3_live_params, rank_params);
 }
 
-// The unit whose unsharded gradients wait for their reduce-scatter: the largest one (with
-// Conventions::fsdp_root_unit the root's embedding + head are one unit).
+// The unit whose unsharded gradients wait for their reduce-scatter while the activations are
+// alive: the largest one. With Conventions::fsdp_root_unit the root's gradients are reduced by
+// its post-backward at the very end of the backward, once the activations are freed, so the
+// unit then is the largest layer.
 inline Wide fsdp_gradient_unit(const Conventions& c, const Parallelism& p, Wide largest_unit,
-                               Wide largest_layer, Wide root) {
-  return c.fsdp_root_unit && p.fsdp != FsdpMode::kNone ? std::max(root, largest_layer)
-                                                       : largest_unit;
+                               Wide largest_layer, Wide /*root*/) {
+  return c.fsdp_root_unit && p.fsdp != FsdpMode::kNone ? largest_layer : largest_unit;
 }
 
 // Over how many ranks each kind of state is sharded (1 = not sharded).
