@@ -22,8 +22,10 @@ def test_layouts_map_to_vramplan_keys():
     fsdp, _, _ = to_settings(Scenario("Qwen3-8B", 2, layout="fsdp", world=4, dp=4, precision="fsdp-mixed"), "qwen3")
     assert (fsdp["framework"], fsdp["fsdp"], fsdp["fsdp_mixed_precision"]) == ("torchtitan", "full_shard", True)
     assert fsdp["global_batch"] == 4
+    # layouts.apply_fsdp wraps layers and the root: the root keeps embedding, norm and head
+    assert fsdp["fsdp_root_unit"] is True
     hsdp, _, _ = to_settings(Scenario("Qwen3-8B", 2, layout="hsdp", world=4, dp=4), "qwen3")
-    assert (hsdp["fsdp"], hsdp["fsdp_shard_group"]) == ("hybrid_shard", 2)
+    assert (hsdp["fsdp"], hsdp["fsdp_shard_group"], hsdp["fsdp_root_unit"]) == ("hybrid_shard", 2, True)
     pp, _, _ = to_settings(
         Scenario("Qwen3-8B", 6, layout="pp", world=2, pp=2, vpp=2, schedule="interleaved", microbatches=4), "qwen3"
     )

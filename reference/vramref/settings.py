@@ -122,6 +122,10 @@ def to_settings(sc: Scenario, family: str):
     elif sc.layout == "hsdp":
         s["fsdp"] = "hybrid_shard"
         s["fsdp_shard_group"] = 2
+    if sc.layout in ("fsdp", "fsdp+tp", "hsdp"):
+        # layouts.apply_fsdp wraps the decoder layers and the root only: the embedding, final
+        # norm and LM head are the root's unit (torchtitan wraps them as units of their own)
+        s["fsdp_root_unit"] = True
     elif sc.layout == "ddp":
         s["fsdp"] = "no_shard"
         notes.append(

@@ -179,6 +179,10 @@ constexpr OptionSpec kOptions[] = {
      "gradients set to None after each step instead of a persistent buffer", ""},
     {"fsdp_mixed_precision", K::kBool, "framework", "false (true: torchtitan)",
      "FSDP all-gathers the compute dtype and reduce-scatters in the reduce dtype", ""},
+    {"fsdp_root_unit", K::kBool, "framework", "false (true: hf-trainer)",
+     "FSDP wraps only the decoder layers and the root: the embedding, final norm and LM head stay "
+     "gathered (the root is never resharded after forward) through forward and backward",
+     ""},
     {"zero3_live_params", K::kInteger, "framework", "0 (1,000,000,000: deepspeed)",
      "ZeRO-3 parameters kept gathered (DeepSpeed stage3_max_live_parameters); 0 keeps only the "
      "unit in use and the prefetched ones",

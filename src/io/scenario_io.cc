@@ -302,6 +302,7 @@ std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
     return Error{"gated_mlp_tensors", std::to_string(c.gated_mlp_tensors), "2 to 8", ""};
   if (auto e = r.boolean("lazy_gradients", c.lazy_gradients)) return e;
   if (auto e = r.boolean("fsdp_mixed_precision", c.fsdp_mixed_precision)) return e;
+  if (auto e = r.boolean("fsdp_root_unit", c.fsdp_root_unit)) return e;
   if (auto e = r.integer("zero3_live_params", c.zero3_live_params)) return e;
   if (c.zero3_live_params < 0 || c.zero3_live_params > (int64_t{1} << 50))
     return Error{"zero3_live_params", std::to_string(c.zero3_live_params), "0 to 2^50 parameters",

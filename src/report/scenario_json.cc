@@ -145,6 +145,7 @@ json conventions_json(const Scenario& s) {
           {"optimizer_foreach_temporaries", c.optimizer_foreach_temporaries},
           {"lazy_gradients", c.lazy_gradients},
           {"fsdp_mixed_precision", c.fsdp_mixed_precision},
+          {"fsdp_root_unit", c.fsdp_root_unit},
           {"pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs},
           {"pipeline_keeps_last_outputs", c.pipeline_keeps_last_outputs},
           {"mha_keeps_packed_qkv", c.mha_keeps_packed_qkv},

@@ -116,10 +116,11 @@ bool efficient_kernel_everywhere(const Scenario& s) {
          ((dt != DType::kBf16 && dt != DType::kFp16) || s.model.head_dim > 256);
 }
 
-void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
+void add_standard_attention(const Scenario& s, const Dims& d, bool frozen, SumBuilder& sum) {
   const ModelConfig& m = s.model;
   const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
-  add_linear_input(d, "QKV input", sum);
+  if (!frozen || adapter_keeps_input(s, kLoraQ | kLoraK | kLoraV))
+    add_linear_input(d, "QKV input", sum);
   sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
   if (efficient_kernel_everywhere(s) && g < a)
     sum.add("K,V repeated to every head (memory-efficient kernel)", "n·2(a−g)·d·B/t",
@@ -134,7 +135,8 @@ void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
     sum.add("attention output copy for c_proj", "n·a·d·B/t", d.n * a * hd * d.bytes / d.t);
   if (holds_kv_twice(s))
     sum.add("K,V again (packed Q|K|V buffer)", "n·2g·d·B/t", d.n * 2 * g * hd * d.bytes / d.t);
-  const NormKeeps keeps = norm_keeps(s);
+  NormKeeps keeps = norm_keeps(s);
+  if (frozen) keeps.per_value -= norm_weight_part(s);
   if (m.qk_norm) {  // one norm per head: a + g rows of d per token
     const std::string expr = fmt::format("n·(a+g)·(d·{}+{})/t", keeps.expr, keeps.per_token);
     sum.add("q/k norm inputs", expr.c_str(),
@@ -144,6 +146,7 @@ void add_standard_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
     sum.add("q/k norm inputs", expr.c_str(),
             d.n * ((a + g) * hd * keeps.per_value + 2 * keeps.per_token) / d.t);
   }
+  // The kernel keeps its output, which is also the output projection's input.
   add_attention_output(d, a * hd, "n·a·d", sum);
 }
 
@@ -245,10 +248,17 @@ void add_mlp_intermediates(const Scenario& s, const Dims& d, const char* label, 
               fp8_activation_bytes(values / divisor, d.recipe));
 }
 
-void add_dense_mlp(const Scenario& s, const Dims& d, SumBuilder& sum) {
+void add_dense_mlp(const Scenario& s, const Dims& d, bool frozen, SumBuilder& sum) {
   const ModelConfig& m = s.model;
-  add_linear_input(d, "MLP input", sum);
-  add_mlp_intermediates(s, d, "MLP intermediates", d.n * m.ffn, d.t, "n·f", "/t", sum);
+  if (!frozen || adapter_keeps_input(s, kLoraGate | kLoraUp)) add_linear_input(d, "MLP input", sum);
+  if (!frozen || adapter_keeps_input(s, kLoraDown)) {
+    add_mlp_intermediates(s, d, "MLP intermediates", d.n * m.ffn, d.t, "n·f", "/t", sum);
+    return;
+  }
+  // A frozen down projection does not keep its input, the last f-wide tensor.
+  const Wide tensors = mlp_intermediate_factor(s) - 1;
+  const std::string expr = fmt::format("{}·n·f·B/t (frozen down projection)", tensors);
+  sum.add("MLP intermediates", expr.c_str(), tensors * d.n * m.ffn * d.bytes / d.t);
 }
 
 void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
@@ -346,6 +356,51 @@ NormKeeps norm_keeps(const Scenario& s) {
   return {4 + b, 4, "(4+B)"};
 }
 
+bool lora_frozen_base(const Scenario& s) {
+  return s.finetune.method != FinetuneMethod::kNone &&
+         s.conventions.model_code == ModelCode::kTransformers;
+}
+
+bool lora_frozen_layer(const Scenario& s, bool moe_layer) {
+  const std::string& type = s.model.model_type;
+  return lora_frozen_base(s) && !moe_layer && s.model.attention == AttentionKind::kStandard &&
+         type != "gpt2" && type != "phi3";
+}
+
+Wide norm_weight_part(const Scenario& s) {
+  if (s.conventions.model_code != ModelCode::kTransformers) return 0;
+  if (s.model.norm == NormKind::kLayerNorm) return 0;  // native_layer_norm keeps its input
+  if (norm_weight_in_fp32(s.model.model_type)) return 4;
+  return bytes_of(1, s.training.activation_dtype);
+}
+
+bool adapter_keeps_input(const Scenario& s, uint32_t projections) {
+  return s.finetune.adapter_dtype == s.training.activation_dtype &&
+         (s.finetune.lora_targets & projections) != 0;
+}
+
+Term lora_first_layer_saving(const Scenario& s, bool explain) {
+  if (!lora_frozen_base(s)) return {};
+  const Dims d = dims_of(s);
+  const ModelConfig& m = s.model;
+  NormKeeps keeps = norm_keeps(s);
+  keeps.per_value -= norm_weight_part(s);
+  SumBuilder sum(explain);
+  const std::string norm =
+      fmt::format("n·(h·{}+{})/t_sp", static_cast<int64_t>(keeps.per_value), keeps.per_token);
+  sum.add("input norm (its input needs no gradient)", norm.c_str(),
+          d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
+  if (m.attention == AttentionKind::kStandard && m.qk_norm) {
+    const uint32_t targets = s.finetune.lora_targets;
+    const Wide per_head = m.head_dim * keeps.per_value + keeps.per_token;
+    if ((targets & kLoraK) == 0)
+      sum.add("k norm (frozen k projection)", "n·g·(d·…)/t", d.n * m.num_kv_heads * per_head / d.t);
+    if ((targets & kLoraQ) == 0)
+      sum.add("q norm (frozen q projection)", "n·a·(d·…)/t", d.n * m.num_heads * per_head / d.t);
+  }
+  return sum.finish(preamble(s, d));
+}
+
 Wide loss_backward_transient(const Scenario& s) {
   if (s.conventions.model_code != ModelCode::kTransformers) return 0;
   const Wide t = s.parallel.tp;
@@ -398,11 +453,17 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain, LayerMix
       Recompute::kSelectiveOp)  // scenario_checks.cc: dense, standard attention
     return op_level_checkpointed_layer(s, d, explain);
   SumBuilder sum(explain);
-  const NormKeeps keeps = norm_keeps(s);
+  const bool frozen = lora_frozen_layer(s, moe_layer);
+  NormKeeps keeps = norm_keeps(s);
+  if (frozen) keeps.per_value -= norm_weight_part(s);
   const std::string norm_expr =
-      keeps.per_token == 0 ? std::string("norms·n·h·B/t_sp")
-                           : fmt::format("norms·n·(h·{}+{})/t_sp", keeps.expr, keeps.per_token);
-  sum.add("norm inputs", norm_expr.c_str(),
+      keeps.per_token == 0
+          ? std::string("norms·n·h·B/t_sp")
+          : fmt::format("norms·n·(h·{}+{})/t_sp",
+                        frozen ? std::to_string(static_cast<int64_t>(keeps.per_value))
+                               : std::string(keeps.expr),
+                        keeps.per_token);
+  sum.add(frozen ? "norm inputs (frozen weights)" : "norm inputs", norm_expr.c_str(),
           Wide{s.model.norms_per_layer} * d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
   if (mixer == LayerMixer::kMamba2) {
     add_mamba2_mixer(s, d, sum);
@@ -412,7 +473,7 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain, LayerMix
     if (s.model.attention == AttentionKind::kMla) {
       add_mla_attention(s, d, sum);
     } else {
-      add_standard_attention(s, d, sum);
+      add_standard_attention(s, d, frozen, sum);
     }
     add_attention_core(s, d, sum);
   }
@@ -421,7 +482,7 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain, LayerMix
   if (moe_layer) {
     add_moe(s, d, sum);
   } else {
-    add_dense_mlp(s, d, sum);
+    add_dense_mlp(s, d, frozen, sum);
   }
   return sum.finish(preamble(s, d));
 }
@@ -446,13 +507,20 @@ Term embedding_activations(const Scenario& s, bool explain) {
 Term head_activations(const Scenario& s, bool explain) {
   const Dims d = dims_of(s);
   SumBuilder sum(explain);
-  const NormKeeps keeps = norm_keeps(s);
-  const std::string norm_expr = keeps.per_token == 0
-                                    ? std::string("n·h·B/t_sp")
-                                    : fmt::format("n·(h·{}+{})/t_sp", keeps.expr, keeps.per_token);
+  // LoRA freezes the final norm and the LM head: neither keeps what only its weight needs.
+  const bool frozen = lora_frozen_base(s);
+  NormKeeps keeps = norm_keeps(s);
+  if (frozen) keeps.per_value -= norm_weight_part(s);
+  const std::string norm_expr =
+      keeps.per_token == 0
+          ? std::string("n·h·B/t_sp")
+          : fmt::format("n·(h·{}+{})/t_sp",
+                        frozen ? std::to_string(static_cast<int64_t>(keeps.per_value))
+                               : std::string(keeps.expr),
+                        keeps.per_token);
   sum.add("final-norm input", norm_expr.c_str(),
           d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
-  sum.add("LM-head input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
+  if (!frozen) sum.add("LM-head input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
   return sum.finish(preamble(s, d));
 }
 

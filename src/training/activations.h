@@ -44,6 +44,25 @@ struct NormKeeps {
 };
 NormKeeps norm_keeps(const Scenario& s);
 
+// LoRA's frozen base (docs/frameworks.md, "LoRA: what a frozen base saves"): autograd saves a
+// linear's input only for its weight gradient, and a norm's normalised value only for its
+// weight's, so with every base weight frozen (PEFT) neither is kept unless an adapter keeps the
+// same tensor. Applies to transformers' dense decoder layers with separate projections
+// (standard attention; not GPT-2's or Phi-3's fused Q|K|V, nor MoE layers) and to the final norm
+// and LM head. `norm_weight_part`: of NormKeeps::per_value, the bytes the weight's gradient needs.
+bool lora_frozen_base(const Scenario& s);
+bool lora_frozen_layer(const Scenario& s, bool moe_layer);
+Wide norm_weight_part(const Scenario& s);
+// Whether a frozen linear's input stays saved because an adapter on it keeps that very tensor:
+// adapters in the activation dtype get it uncast (lora_A saves it); in another dtype PEFT's
+// _cast_input_dtype gives each adapter its own copy (finetune.cc counts those).
+bool adapter_keeps_input(const Scenario& s, uint32_t projections);
+// What the first trained layer does not keep under LoRA: its input comes from the frozen
+// embedding (or frozen layers) and needs no gradient, and its input norm's weight is frozen, so
+// autograd records nothing for that norm; nor, with per-head q/k norms, for the norm of a
+// projection without an adapter in that layer. Empty without LoRA.
+Term lora_first_layer_saving(const Scenario& s, bool explain);
+
 // transformers' attention through SDPA as an H100 dispatches it (docs/frameworks.md, "Model
 // code"): FlashAttention-2 for half-precision inputs with head_dim <= 256 and no mask, else the
 // memory-efficient kernel, which takes equal head counts (K and V repeated to every query head

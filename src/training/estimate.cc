@@ -85,16 +85,22 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
                                   ? row_bytes(stage, "optimizer states") / 2
                                   : 0;
   const int64_t grad_copy = has_fp32_grad_copy(c.s) ? row_bytes(stage, "master weights") : 0;
-  t.optimizer_step =
-      all_tensors - activations - row_bytes(stage, kUnshardedStageRow) + temporaries + grad_copy;
+  // FSDP reshards every unit after its backward (FSDP2 post_backward): its gathered buffers are
+  // gone by the optimizer step. DeepSpeed's ZeRO-3 live parameters are not modelled as freed.
+  const int64_t gathered =
+      c.s.parallel.fsdp != FsdpMode::kNone ? row_bytes(stage, kGatheredRow) : 0;
+  t.optimizer_step = all_tensors - activations - row_bytes(stage, kUnshardedStageRow) - gathered +
+                     temporaries + grad_copy;
   t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
   stage.peak_phase = "forward/backward";
   if (t.optimizer_step <= t.forward_backward && grads_absent) {
     std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
   }
   if (t.optimizer_step > t.forward_backward) {
-    std::erase_if(stage.rows, [](const Row& r) {
-      return is_activation_row(r) || r.component == kUnshardedStageRow;
+    const bool fsdp = c.s.parallel.fsdp != FsdpMode::kNone;
+    std::erase_if(stage.rows, [fsdp](const Row& r) {
+      return is_activation_row(r) || r.component == kUnshardedStageRow ||
+             (fsdp && r.component == kGatheredRow);
     });
     Term temp{temporaries, c.explain
                                ? fmt::format("Adam's sqrt(v) copy: optimizer states {} / 2",
@@ -274,10 +280,15 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
     stage.layers = static_cast<int64_t>(layout[r].layers.size());
     stage.in_flight_microbatches = layout[r].in_flight_chunks;
     StageBuilder out(stage, explain);
-    if (finetune_active(s.finetune))
+    if (finetune_active(s.finetune)) {
       add_finetune_rows(finetune_model_states(s, est.parameters, layout[r], c.sharding, explain),
                         out);
-    else
+      // FSDP gathers the frozen base unit by unit as in full training; the adapters' gradients
+      // are too small to count. QLoRA's NF4 gathers are not modelled yet.
+      if (c.sharding.params && s.finetune.method != FinetuneMethod::kQlora &&
+          !keeps_stage_unsharded(s.conventions, s.parallel, true))
+        add_gathered_params(c, gpu_params(s, est.parameters, layout[r]), false, out);
+    } else
       add_model_states(c, gpu_params(s, est.parameters, layout[r]), out);
     add_activations(c, layout[r], out);
     add_finetune_rows(finetune_activations(s, layout[r], explain), out);

@@ -130,8 +130,14 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   const Wide stored =
       hybrid ? mix.hybrid_bytes
              : Wide{mix.dense} * c.dense_layer.bytes + Wide{mix.moe} * c.moe_layer.bytes;
-  const Wide per_microbatch =
-      stored + Wide{mix.recomputed} * c.layer_input.bytes + Wide{mix.masked} * masked.bytes;
+  // LoRA: the first trained layer, stored in full on this rank, keeps less (activations.h).
+  const int64_t first = layers_without_backward(c.s);
+  bool holds_first = false;
+  for (size_t i = static_cast<size_t>(mix.recomputed); i < rank.layers.size(); ++i)
+    holds_first = holds_first || rank.layers[i] == first;
+  const Term first_saving = holds_first ? lora_first_layer_saving(c.s, c.explain) : Term{};
+  const Wide per_microbatch = stored + Wide{mix.recomputed} * c.layer_input.bytes +
+                              Wide{mix.masked} * masked.bytes - first_saving.bytes;
   Term acts{per_microbatch * rank.in_flight_chunks / vpp, ""};
   if (c.explain) {
     std::string layers;
@@ -154,6 +160,9 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     }
     part(mix.recomputed, c.layer_input, "recomputed layers");
     part(mix.masked, masked, "masked sliding-window layers, extra");
+    if (first_saving.bytes > 0)
+      layers += fmt::format(" − first trained layer under LoRA {} ({})",
+                            short_bytes(first_saving.bytes), first_saving.formula);
     acts.formula = fmt::format("{} in-flight {} × ({}){}; per layer: {}", rank.in_flight_chunks,
                                vpp > 1 ? "chunk-microbatches" : "microbatches", layers,
                                vpp > 1 ? fmt::format(" / vpp {}", vpp) : "", per_layer);

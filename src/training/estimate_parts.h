@@ -16,6 +16,7 @@
 namespace vramplan::estimate_parts {
 
 inline constexpr const char* kUnshardedStageRow = "unsharded params + grads";
+inline constexpr const char* kGatheredRow = "unsharded parameter buffers";
 // The recompute working set's part hidden under the freed logits: reserved, not allocated.
 inline constexpr const char* kRecomputeReservedRow =
     "recompute working set (reserved beside the logits)";
@@ -60,6 +61,10 @@ struct PhaseTotals {
 
 // Weights, gradients, framework copies, master weights, optimizer states and gathered buffers.
 void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out);
+// The FSDP / ZeRO-3 gather buffers of a rank with sharded parameters (model_states.h
+// fsdp_gathered_params), with one unit's unsharded gradients when `gradients` (fine-tuning's
+// frozen base has none).
+void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, StageBuilder& out);
 // The stored layer activations, recompute working set, stage outputs and embedding activations.
 void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out);
 // The last stage's final norm and LM head inputs, logits and loss, and MTP layers.

@@ -18,6 +18,9 @@ constexpr const char* kSourceStates =
     "(docs/source/api-guide/dist_optimizer.md)";
 constexpr const char* kSourceGather =
     "PyTorch FSDP (Zhao et al. 2023, arXiv 2304.11277) §3.3: unsharded unit + prefetch";
+constexpr const char* kSourceGatherRoot =
+    "PyTorch FSDP (Zhao et al. 2023, arXiv 2304.11277) §3.3: unsharded unit + prefetch; FSDP2 "
+    "_fsdp_state.py FSDPState._lazy_init (the root is never resharded after forward)";
 constexpr const char* kSourceDdpBuckets =
     "torch DDP gradient buckets without gradient_as_bucket_view (docs/frameworks.md)";
 constexpr const char* kSourceAutocast =
@@ -152,6 +155,53 @@ void add_unsharded_stage(const Context& c, const GpuParams& g, StageBuilder& out
 
 }  // namespace
 
+// One unit being computed plus those prefetched are all-gathered in full (fsdp_gathered_params:
+// with reshard_after_forward=False every unit, with Conventions::fsdp_root_unit the root's
+// embedding and head besides), and one unit's unsharded gradients wait for their
+// reduce-scatter. A
+// mixed-precision policy gathers the compute-dtype cast and reduces a reduce-dtype copy of the
+// compute-dtype gradients. With a live-parameter budget (DeepSpeed) up to that many stay gathered,
+// never more than the rank holds.
+void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, StageBuilder& out) {
+  const Training& tr = c.s.training;
+  const Parallelism& par = c.s.parallel;
+  const Conventions& conv = c.s.conventions;
+  const bool mixed = conv.fsdp_mixed_precision;
+  const Wide rank_params = g.dense + g.expert;
+  const Wide gathered =
+      fsdp_gathered_params(conv, par, g.largest_unit, g.largest_layer, g.root, rank_params);
+  const Wide grad_unit =
+      gradients ? fsdp_gradient_unit(conv, par, g.largest_unit, g.largest_layer, g.root) : 0;
+  const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : bits_of(tr.param_dtype);
+  const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
+                                : bytes_of(1, tr.grad_dtype);
+  Term gather{ceil_div(gathered * gather_bits, 8) + grad_bytes * grad_unit, ""};
+  if (c.explain) {
+    const Wide live = conv.zero3_live_params;
+    std::string params;
+    if (par.fsdp == FsdpMode::kShardGradOp)
+      params = fmt::format("all {} (reshard_after_forward=False)", group_digits(rank_params));
+    else if (conv.fsdp_root_unit && par.fsdp != FsdpMode::kNone)
+      params = fmt::format("(root {} + (1 + prefetch {})·largest layer {})", group_digits(g.root),
+                           par.fsdp_prefetch, group_digits(g.largest_layer));
+    else
+      params = fmt::format("(1 + prefetch {})·largest unit {}", par.fsdp_prefetch,
+                           group_digits(g.largest_unit));
+    if (live > 0)
+      params = fmt::format("min(rank {}, max({}, live {}))", group_digits(rank_params), params,
+                           group_digits(live));
+    gather.formula =
+        fmt::format("{}·{} B{} + {}·{} B gradients{} of one unit ({})", params,
+                    static_cast<double>(gather_bits) / 8, mixed ? " (compute dtype)" : "",
+                    group_digits(grad_unit), static_cast<int64_t>(grad_bytes),
+                    mixed ? " (compute + reduce dtype)" : "",
+                    conv.fsdp_root_unit && par.fsdp != FsdpMode::kNone ? "the largest layer"
+                                                                       : "the largest unit");
+  }
+  const char* source = conv.fsdp_root_unit ? kSourceGatherRoot : kSourceGather;
+  out.add(kGatheredRow, std::move(gather), CountsToward::kAllocated, source);
+}
+
 void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
   const Training& tr = c.s.training;
   const Sharding& sh = c.sharding;
@@ -183,34 +233,7 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
   if (keeps_stage_unsharded(c.s.conventions, c.s.parallel, sh.params)) {
     add_unsharded_stage(c, g, out);
   } else if (sh.params) {
-    // One unit being computed plus those prefetched are all-gathered in full, and one unit's
-    // unsharded gradients wait for their reduce-scatter. A mixed-precision policy gathers the
-    // compute-dtype cast and reduces a reduce-dtype copy of the compute-dtype gradients.
-    // With a live-parameter budget (DeepSpeed) up to that many stay gathered, never more than
-    // the rank holds.
-    const bool mixed = c.s.conventions.fsdp_mixed_precision;
-    const Wide units = 1 + c.s.parallel.fsdp_prefetch;
-    const Wide live = c.s.conventions.zero3_live_params;
-    const Wide gathered = gathered_params(units * g.largest_unit, live, g.dense + g.expert);
-    const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : bits_of(tr.param_dtype);
-    const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
-                                  : bytes_of(1, tr.grad_dtype);
-    Term gather{ceil_div(gathered * gather_bits, 8) + grad_bytes * g.largest_unit, ""};
-    if (c.explain) {
-      const std::string params =
-          live > 0 ? fmt::format("min(rank {}, max((1 + prefetch {})·{}, live {}))",
-                                 group_digits(g.dense + g.expert), c.s.parallel.fsdp_prefetch,
-                                 group_digits(g.largest_unit), group_digits(live))
-                   : fmt::format("(1 + prefetch {})·{}", c.s.parallel.fsdp_prefetch,
-                                 group_digits(g.largest_unit));
-      gather.formula =
-          fmt::format("{}·{} B{} + {}·{} B gradients{}, largest unit", params,
-                      static_cast<double>(gather_bits) / 8, mixed ? " (compute dtype)" : "",
-                      group_digits(g.largest_unit), static_cast<int64_t>(grad_bytes),
-                      mixed ? " (compute + reduce dtype)" : "");
-    }
-    out.add("unsharded parameter buffers", std::move(gather), CountsToward::kAllocated,
-            kSourceGather);
+    add_gathered_params(c, g, /*gradients=*/true, out);
   }
 }
 

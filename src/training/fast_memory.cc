@@ -176,6 +176,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
     g.non_matrix += count * share.non_matrix;
     g.vectors += count * class_[c].params.norms;
     g.largest_unit = std::max(g.largest_unit, share.dense + share.expert);
+    g.largest_layer = std::max(g.largest_layer, share.dense + share.expert);
     g.last_chunk += group.last_chunk_class_layers[c] * (share.dense + share.expert);
   }
   const Wide vocab_shard = ceil_div(padded_vocab_of(par.tp), par.tp) * m.hidden;
@@ -184,6 +185,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
     g.dense += embedding;
     g.non_matrix += embedding;
     g.largest_unit = std::max(g.largest_unit, embedding);
+    g.root += embedding;
   }
   const Wide before_head = g.dense + g.expert;
   if (group.has_head) {
@@ -193,6 +195,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
     g.non_matrix += head;
     g.vectors += counts_.final_norm;
     g.largest_unit = std::max(g.largest_unit, head);
+    g.root += head;
     if (m.mtp_layers > 0) {
       const Share share = share_of(counts_.mtp_layer);
       const Wide extra = ceil_div(counts_.mtp_extra, par.tp);
@@ -275,13 +278,17 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
     out.chunk_by_chunk_saving = all_grads - ceil_div(g.last_chunk * accumulate_bits, 8);
     total += out.unsharded;
   } else if (sh.params) {
-    const Wide units = 1 + par.fsdp_prefetch;
-    const Wide gathered = gathered_params(units * g.largest_unit,
-                                          base_.conventions.zero3_live_params, g.dense + g.expert);
+    // estimate_states.cc add_gathered_params; FSDP frees them before the optimizer step.
+    const Conventions& conv = base_.conventions;
+    const Wide gathered = fsdp_gathered_params(conv, par, g.largest_unit, g.largest_layer, g.root,
+                                               g.dense + g.expert);
+    const Wide grad_unit = fsdp_gradient_unit(conv, par, g.largest_unit, g.largest_layer, g.root);
     const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : param_bits;
     const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                   : bytes_of(1, tr.grad_dtype);
-    total += ceil_div(gathered * gather_bits, 8) + grad_bytes * g.largest_unit;
+    const Wide bytes = ceil_div(gathered * gather_bits, 8) + grad_bytes * grad_unit;
+    if (par.fsdp != FsdpMode::kNone) out.unsharded = bytes;
+    total += bytes;
   }
   out.states = total;
   return out;

@@ -152,6 +152,7 @@ class FastMemoryModel {
   };
   struct Params {  // GpuParams of one rank
     Wide dense = 0, expert = 0, non_matrix = 0, vectors = 0, largest_unit = 0;
+    Wide largest_layer = 0, root = 0;
     Wide last_chunk = 0;  // of dense + expert, in the rank's last model chunk
   };
 

@@ -64,6 +64,7 @@ Scenario random_base(const ModelConfig& model, std::mt19937_64& rng) {
   s.conventions.loss_bytes_per_logit = pick(rng, {6, 10, 0, 1});
   s.conventions.lazy_gradients = coin(rng, 0.3);
   s.conventions.fsdp_mixed_precision = coin(rng, 0.3);
+  s.conventions.fsdp_root_unit = coin(rng, 0.3);
   s.conventions.pipeline_keeps_stage_outputs = coin(rng, 0.3);
   s.conventions.mha_keeps_packed_qkv = coin(rng, 0.3);
   s.conventions.sp_saves_gathered_inputs = coin(rng, 0.3);
@@ -200,6 +201,9 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"lazy gradients, one microbatch", s.conventions.lazy_gradients && microbatches_of(s) == 1},
       {"mixed-precision fsdp",
        s.conventions.fsdp_mixed_precision && (p.zero == 3 || p.fsdp == FsdpMode::kFullShard)},
+      {"fsdp root unit",
+       s.conventions.fsdp_root_unit && p.fsdp != FsdpMode::kNone && sharding_of(p).params},
+      {"fsdp shard_grad_op (all units gathered)", p.fsdp == FsdpMode::kShardGradOp},
       {"kept stage outputs", s.conventions.pipeline_keeps_stage_outputs && p.pp > 1},
       {"packed Q|K|V kept", holds_kv_twice(s)},
       {"tp+sp, gathered linear inputs",

@@ -26,7 +26,10 @@ constexpr const char* kSourceFrozen =
 constexpr const char* kSourceDequant =
     "bitsandbytes Linear4bit: the NF4 weight is dequantised to the compute dtype for each matmul";
 constexpr const char* kSourceAdapterActivations =
-    "LoRA keeps x·A (r values per token) for the gradient of B, per targeted projection";
+    "LoRA keeps x·A (r values per token) for the gradient of B, per targeted projection; PEFT "
+    "tuners/lora/layer.py Linear.forward: _cast_input_dtype(x, lora_A.weight.dtype) gives each "
+    "adapter its own copy of the input in the adapter dtype, which lora_A keeps "
+    "(docs/frameworks.md)";
 
 constexpr std::array<std::pair<const char*, uint32_t>, 7> kTargetNames = {{{"q", kLoraQ},
                                                                            {"k", kLoraK},
@@ -364,18 +367,33 @@ std::vector<FinetuneRow> finetune_activations(const Scenario& s, const RankLayou
                                               bool explain) {
   const Finetune& f = s.finetune;
   if (!uses_lora(f) || s.training.recompute == Recompute::kFull) return {};
-  Wide per_token = 0;  // adapter intermediates per token over the rank's trained layers
-  for (int64_t id : rank.layers)
-    if (id >= first_trained_layer(s))
-      per_token += targeted_per_token(s.model, is_moe_layer(s.model, id), f.lora_targets);
+  Wide per_token = 0;    // adapter intermediates per token over the rank's trained layers
+  Wide cast_inputs = 0;  // values per token of the adapters' own input copies
+  // With adapters in another dtype than the activations, PEFT casts each adapter's input
+  // (_cast_input_dtype) and lora_A keeps the cast; lora_B keeps x·A in the adapter dtype.
+  const bool cast = lora_frozen_base(s) && f.adapter_dtype != s.training.activation_dtype;
+  const Wide tp = s.parallel.tp;
+  for (int64_t id : rank.layers) {
+    if (id < first_trained_layer(s)) continue;
+    const bool moe = is_moe_layer(s.model, id);
+    per_token += targeted_per_token(s.model, moe, f.lora_targets);
+    if (!cast) continue;
+    for (const Projection& p : projections(s.model, moe))
+      if (p.target & f.lora_targets)
+        cast_inputs += (p.expert ? s.model.moe.top_k : 1) *
+                       (p.split == Split::kRow ? ceil_div(p.in, tp) : p.in);
+  }
   const Wide tokens = tokens_per_rank(s);
-  const Wide act = bytes_of(1, s.training.activation_dtype);
+  const Wide act = cast ? bytes_of(1, f.adapter_dtype) : bytes_of(1, s.training.activation_dtype);
   const Wide chunks = rank.in_flight_chunks, vpp = s.parallel.vpp;
-  Term t{tokens * f.lora_rank * per_token * act * chunks / vpp, ""};
+  Term t{tokens * (f.lora_rank * per_token + cast_inputs) * act * chunks / vpp, ""};
   if (explain)
     t.formula = fmt::format(
-        "{} in-flight microbatches × {} tokens × r {} × {} targeted projections × {} B{}",
+        "{} in-flight microbatches × {} tokens × (r {} × {} targeted projections{}) × {} B{}",
         static_cast<int64_t>(chunks), group_digits(tokens), f.lora_rank, group_digits(per_token),
+        cast
+            ? fmt::format(" + {} input values cast to the adapter dtype", group_digits(cast_inputs))
+            : "",
         static_cast<int64_t>(act),
         vpp > 1 ? fmt::format(" / vpp {}", static_cast<int64_t>(vpp)) : "");
   return {

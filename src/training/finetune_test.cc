@@ -167,5 +167,39 @@ TEST(Finetune, BadSettingsNameTheKey) {
       "adapter_dtype");
 }
 
+TEST(LoraActivations, AFrozenBaseKeepsNoInputsForItsWeights) {
+  // Llama-3.1-8B, 2 layers, 4,096 tokens, bf16 activations. PEFT freezes the base: the QKV, MLP
+  // and down inputs and the norms' bf16 normalised values (2 per layer) are kept only for weight
+  // gradients, 8h + 2f = 61,440 B per token and layer; the first layer's input norm, whose input
+  // comes from the frozen embedding, keeps nothing (its fp32 upcast and rsqrt, 4h + 4 B). Each
+  // fp32 adapter keeps its own fp32 copy of its input and r fp32 values (PEFT's
+  // _cast_input_dtype). The final norm and the frozen LM head keep 4h less per token.
+  json settings = {{"model", "Llama-3.1-8B"},
+                   {"num_layers", 2},
+                   {"seq_len", 4096},
+                   {"micro_batch", 1},
+                   {"param_dtype", "bf16"},
+                   {"grad_dtype", "bf16"},
+                   {"model_code", "transformers"}};
+  const StageEstimate full = stage0(estimate(resolve(settings), {.explain = false}));
+  settings["finetune"] = "lora";
+  settings["lora_rank"] = 16;
+  settings["lora_targets"] = "q,v";
+  settings["adapter_dtype"] = "fp32";
+  const StageEstimate lora = stage0(estimate(resolve(settings), {.explain = true}));
+  const int64_t tokens = 4096, layers = 2, h = 4096;
+  EXPECT_EQ(row(full, "activations") - row(lora, "activations"),
+            tokens * layers * 61'440 + tokens * (4 * h + 4));
+  EXPECT_EQ(row(lora, "adapter activations"), tokens * layers * 2 * (16 + h) * 4);
+  EXPECT_EQ(row(full, "final norm + LM head inputs") - row(lora, "final norm + LM head inputs"),
+            tokens * 4 * h);
+  // Adapters in the activation dtype: no cast, lora_A keeps the base input itself (QKV input).
+  settings["adapter_dtype"] = "bf16";
+  const StageEstimate same = stage0(estimate(resolve(settings), {.explain = false}));
+  EXPECT_EQ(row(full, "activations") - row(same, "activations"),
+            tokens * layers * (61'440 - 2 * h) + tokens * (4 * h + 4));
+  EXPECT_EQ(row(same, "adapter activations"), tokens * layers * 2 * 16 * 2);
+}
+
 }  // namespace
 }  // namespace vramplan

@@ -99,6 +99,9 @@ void hf_trainer(Scenario& s) {
   s.conventions.ddp_bucket_copy = true;
   s.conventions.autocast_weight_cache = true;
   s.conventions.lazy_gradients = true;  // model.zero_grad() sets them to None
+  // accelerate's FSDP (TRANSFORMER_BASED_WRAP) wraps the model's _no_split_modules layers and
+  // the root, which keeps the embedding, final norm and LM head gathered (fsdp_root_unit).
+  s.conventions.fsdp_root_unit = true;
   s.overheads.allocator_fraction = kFragmentedPool;
 }
 

@@ -34,6 +34,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     g.non_matrix += share.non_matrix;
     g.vectors += counts.layers[rank.layers[i]].norms;
     g.largest_unit = std::max(g.largest_unit, share.dense + share.expert);
+    g.largest_layer = std::max(g.largest_layer, share.dense + share.expert);
     if (i >= tail_start) g.last_chunk += share.dense + share.expert;
   }
   const Wide vocab_shard = ceil_div(padded_vocab(s), par.tp) * m.hidden;
@@ -42,6 +43,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     g.dense += embedding;
     g.non_matrix += embedding;
     g.largest_unit = std::max(g.largest_unit, embedding);
+    g.root += embedding;
   }
   const Wide before_head = g.dense + g.expert;
   if (rank.has_head) {
@@ -50,6 +52,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     g.non_matrix += head;
     g.vectors += counts.final_norm;
     g.largest_unit = std::max(g.largest_unit, head);
+    g.root += head;
     if (m.mtp_layers > 0) {
       const LayerShare share = share_of(counts.mtp_layer, par);
       const Wide extra = ceil_div(counts.mtp_extra, par.tp);
@@ -78,7 +81,9 @@ Sharding sharding_of(const Parallelism& par) {
       sh.params = sh.grads = sh.optimizer = true;
       break;
     case FsdpMode::kShardGradOp:
-      sh.grads = sh.optimizer = true;
+      // The parameters are sharded too; reshard_after_forward=False only keeps them gathered
+      // from forward to backward (fsdp_gathered_params).
+      sh.params = sh.grads = sh.optimizer = true;
       break;
     case FsdpMode::kHybridShard: {
       sh.params = sh.grads = sh.optimizer = true;

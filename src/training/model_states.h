@@ -15,13 +15,15 @@ namespace vramplan {
 // Parameters one GPU of a pipeline rank holds before ZeRO/FSDP sharding: TP shards matrices and
 // the vocabulary, EP·expert-TP shard routed experts, norms and routers are replicated.
 struct GpuParams {
-  Wide dense = 0;         // everything but routed experts (incl. embedding/head if held)
-  Wide expert = 0;        // routed experts
-  Wide non_matrix = 0;    // embedding, LM head, norms, biases, routers (Muon runs Adam on them)
-  Wide vectors = 0;       // of those, the 1-D norms (Adafactor keeps their second moment whole)
-  Wide largest_unit = 0;  // largest FSDP/ZeRO-3 gather unit: one layer, the embedding or the head
-  Wide mtp = 0;           // of dense+expert: multi-token-prediction modules (last rank)
-  Wide last_chunk = 0;    // of dense+expert: the rank's last model chunk (all of it at vpp 1)
+  Wide dense = 0;          // everything but routed experts (incl. embedding/head if held)
+  Wide expert = 0;         // routed experts
+  Wide non_matrix = 0;     // embedding, LM head, norms, biases, routers (Muon runs Adam on them)
+  Wide vectors = 0;        // of those, the 1-D norms (Adafactor keeps their second moment whole)
+  Wide largest_unit = 0;   // largest FSDP/ZeRO-3 gather unit: one layer, the embedding or the head
+  Wide largest_layer = 0;  // largest decoder layer
+  Wide root = 0;           // embedding + final norm + LM head held by this rank
+  Wide mtp = 0;            // of dense+expert: multi-token-prediction modules (last rank)
+  Wide last_chunk = 0;     // of dense+expert: the rank's last model chunk (all of it at vpp 1)
 };
 GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLayout& rank);
 
@@ -44,11 +46,36 @@ inline Wide gathered_params(Wide units, Wide live, Wide rank_params) {
   return std::min(rank_params, std::max(units, live));
 }
 
+// Parameters an FSDP / ZeRO-3 rank holds all-gathered at its forward/backward peak
+// (docs/frameworks.md, "FSDP units"). reshard_after_forward=False (FSDP shard_grad_op): every
+// unit stays gathered from its forward to its backward. Otherwise the unit in use and the
+// prefetched ones (torchtitan and the harness also keep the last layer, whose backward runs
+// first, gathered after forward: it is the one in use when the backward starts); with
+// Conventions::fsdp_root_unit the root's embedding, final norm and LM head besides them, and
+// the layers are the units. A live-parameter budget applies as in gathered_params.
+inline Wide fsdp_gathered_params(const Conventions& c, const Parallelism& p, Wide largest_unit,
+                                 Wide largest_layer, Wide root, Wide rank_params) {
+  if (p.fsdp == FsdpMode::kShardGradOp) return rank_params;
+  const Wide units = 1 + p.fsdp_prefetch;
+  const bool root_unit = c.fsdp_root_unit && p.fsdp != FsdpMode::kNone;
+  const Wide in_flight = root_unit ? root + units * largest_layer : units * largest_unit;
+  return gathered_params(std::min(in_flight, rank_params), c.zero3_live_params, rank_params);
+}
+
+// The unit whose unsharded gradients wait for their reduce-scatter while the activations are
+// alive: the largest one. With Conventions::fsdp_root_unit the root's gradients are reduced by
+// its post-backward at the very end of the backward, once the activations are freed, so the
+// unit then is the largest layer.
+inline Wide fsdp_gradient_unit(const Conventions& c, const Parallelism& p, Wide largest_unit,
+                               Wide largest_layer, Wide /*root*/) {
+  return c.fsdp_root_unit && p.fsdp != FsdpMode::kNone ? largest_layer : largest_unit;
+}
+
 // Over how many ranks each kind of state is sharded (1 = not sharded).
 struct Sharding {
   Wide dense_group = 1;    // ranks sharing the dense parameters' states (dp·cp, or the FSDP group)
   Wide expert_group = 1;   // expert-data-parallel ranks: tp·cp·dp / (ep·etp)
-  bool params = false;     // ZeRO-3, FSDP FULL_SHARD / HYBRID_SHARD
+  bool params = false;     // ZeRO-3, FSDP FULL_SHARD / SHARD_GRAD_OP / HYBRID_SHARD
   bool grads = false;      // ZeRO-2+, FSDP (except NO_SHARD)
   bool optimizer = false;  // ZeRO-1+, FSDP (except NO_SHARD), distributed optimizer
 };

@@ -215,6 +215,14 @@ struct Conventions {
   // reduce_dtype=fp32)) all-gathers the compute-dtype cast, not the stored fp32 shard, and
   // casts each unit's gradients to the reduce dtype before its reduce-scatter.
   bool fsdp_mixed_precision = false;
+  // FSDP wraps the decoder layers and the root only (accelerate's TRANSFORMER_BASED_WRAP,
+  // torchtune's shard_model): the embedding, final norm and LM head are the root's unit, and
+  // FSDP never reshards the root after forward (FSDP2 FSDPState._lazy_init sets the root group's
+  // post_forward_mesh_info to None; FSDP1 _post_forward_reshard skips the root), so they stay
+  // gathered from the first forward to the end of the backward beside the decoder layers in
+  // flight. false: the embedding and the final norm + head are units of their own (torchtitan
+  // apply_fsdp).
+  bool fsdp_root_unit = false;
   // Pipeline engines that keep each in-flight microbatch's stage output (the hidden state they
   // sent) until its backward: torch.distributed.pipelining, nanotron, DeepSpeed. Megatron frees
   // the output's storage once sent (deallocate_pipeline_outputs).

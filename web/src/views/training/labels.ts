@@ -126,6 +126,7 @@ export const LABELS: Record<string, string> = {
   gated_mlp_tensors: 'Gated-MLP tensors kept',
   lazy_gradients: 'Lazily allocated gradients',
   fsdp_mixed_precision: 'FSDP mixed precision',
+  fsdp_root_unit: 'FSDP root holds embedding + head',
   pipeline_keeps_stage_outputs: 'Pipeline keeps sent outputs',
   mha_keeps_packed_qkv: 'MHA keeps packed Q|K|V buffer',
   sp_saves_gathered_inputs: 'SP linears save gathered inputs',

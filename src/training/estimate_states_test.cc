@@ -1,0 +1,96 @@
+// FSDP's gathered units (estimate_states.cc add_gathered_params, model_states.h
+// fsdp_gathered_params): which units are all-gathered at the forward/backward peak, and when the
+// unit gradients and the gathered buffers are absent.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/training/estimate.h"
+
+namespace vramplan {
+namespace {
+
+// Llama-3.1-8B with 2 layers: the embedding (128,256 × 4,096), the LM head with the final norm,
+// and a decoder layer.
+constexpr int64_t kEmbedding = 525'336'576;
+constexpr int64_t kHead = 525'336'576 + 4'096;
+constexpr int64_t kLayer = 218'112'000;
+constexpr int64_t kTotal = kEmbedding + kHead + 2 * kLayer;
+
+nlohmann::json llama(int64_t global_batch = 4) {
+  return {{"model", "Llama-3.1-8B"},   {"num_layers", 2},
+          {"seq_len", 4096},           {"gpus", 4},
+          {"micro_batch", 1},          {"global_batch", global_batch},
+          {"framework", "torchtitan"}, {"model_code", "transformers"}};
+}
+
+Estimate run(const nlohmann::json& settings) {
+  Result<ResolvedScenario> r = resolve_scenario(settings, nullptr);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message());
+  if (!r.ok()) return {};
+  Result<Estimate> e = estimate(r->scenario, {.explain = true});
+  EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message());
+  return e.ok() ? *e : Estimate{};
+}
+
+int64_t row(const Estimate& e, const std::string& component) {
+  for (const Row& r : e.stages.front().rows)
+    if (r.component == component) return r.bytes;
+  return -1;  // absent
+}
+
+int64_t phase(const Estimate& e, const std::string& name) {
+  for (const Phase& p : e.stages.front().phases)
+    if (p.name == name) return p.allocated_bytes;
+  return -1;
+}
+
+TEST(FsdpUnits, TorchtitansOwnUnitsGatherTheLargestTwice) {
+  // torchtitan wraps the embedding and [norm, output] as units: the largest is the head with
+  // the final norm, in use plus one prefetched, in bf16 (its mixed-precision policy).
+  const Estimate e = run(llama());
+  // ... and that unit's bf16 gradients with their fp32 copy for the reduce-scatter.
+  EXPECT_EQ(row(e, "unsharded parameter buffers"), 2 * kHead * 2 + kHead * (2 + 4));
+}
+
+TEST(FsdpUnits, TheRootUnitStaysGatheredBesideTheLayersInFlight) {
+  // Layers and root wrapped (accelerate, torchtune, the reference's harness): the root's
+  // embedding, final norm and head are never resharded after forward; beside them the layer in
+  // use and the prefetched one.
+  nlohmann::json settings = llama();
+  settings["fsdp_root_unit"] = true;
+  const Estimate e = run(settings);
+  // The unit whose gradients wait for their reduce-scatter is a layer: the root's are reduced
+  // at the end of the backward.
+  EXPECT_EQ(row(e, "unsharded parameter buffers"),
+            (kEmbedding + kHead + 2 * kLayer) * 2 + kLayer * (2 + 4));
+  // hf-trainer (accelerate's FSDP) wraps that way.
+  settings.erase("fsdp_root_unit");
+  settings["framework"] = "hf-trainer";
+  settings["fsdp"] = "full_shard";
+  settings["fsdp_mixed_precision"] = true;
+  EXPECT_EQ(row(run(settings), "unsharded parameter buffers"),
+            (kEmbedding + kHead + 2 * kLayer) * 2 + kLayer * (2 + 4));
+}
+
+TEST(FsdpUnits, ReshardAfterForwardOffGathersEveryUnitOverTheStoredShard) {
+  nlohmann::json settings = llama();
+  settings["fsdp"] = "shard_grad_op";
+  const Estimate e = run(settings);
+  EXPECT_EQ(row(e, "weights"), kTotal / 4 * 4);  // the fp32 shard stays the stored copy
+  EXPECT_EQ(row(e, "unsharded parameter buffers"), kTotal * 2 + kHead * (2 + 4));
+}
+
+TEST(FsdpUnits, GatheredBuffersAreGoneAtTheOptimizerStep) {
+  // FSDP reshards each unit after its backward: the step holds the fp32 weights, gradients and
+  // Adam states of the shard (4 × 4 B) and the GEMM workspaces.
+  nlohmann::json settings = llama(16);
+  settings["gemm_workspace_mib"] = 0;
+  const Estimate e = run(settings);
+  ASSERT_GT(row(e, "unsharded parameter buffers"), 0);
+  EXPECT_EQ(phase(e, "optimizer step"), 4 * 4 * (kTotal / 4));
+}
+
+}  // namespace
+}  // namespace vramplan
