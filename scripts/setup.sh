@@ -13,9 +13,11 @@ run_packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev li
               libcpp-httplib-dev libcurl4-openssl-dev libyaml-cpp-dev libtomlplusplus-dev ccache)
 # GoogleTest and Benchmark for the C++ tests, chromium for the browser tests, wrk and curl for the
 # load and API tests, openssl for the Hub fixture's certificate, python3 with matplotlib for the
-# accuracy report, pytest and black for the Python scripts' tests and format check.
+# accuracy report, pytest and black for the Python scripts' tests and format check; Debian 12's
+# clang 14 with its runtime libraries (libFuzzer, ASan, UBSan) for the sanitizer build and the
+# fuzz targets (scripts/fuzz.sh).
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev clang-format chromium wrk curl openssl
-               python3 python3-matplotlib python3-pytest black)
+               python3 python3-matplotlib python3-pytest black clang-14 libclang-rt-14-dev)
 case "$profile" in
   run) packages=("${run_packages[@]}") ;;
   test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
