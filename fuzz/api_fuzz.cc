@@ -1,7 +1,8 @@
-// One endpoint of the JSON API (/api/estimate, /api/infer, /api/plan, /api/sweep) fed the fuzzer's bytes as its POST body, through handle_request() exactly as the
-// server calls it: the settings readers (io/), the importers behind "from", the model readers
-// behind "model_config", the estimate and the JSON writers. The answer must be JSON; a 200 passes
-// check_bytes, an error names its field (fuzz_checks.h).
+// One endpoint of the JSON API (/api/estimate, /api/infer, /api/plan, /api/sweep) fed the fuzzer's
+// bytes as its POST body, through handle_request() exactly as the server calls it: the settings
+// readers (io/), the importers behind "from", the model readers behind "model_config", the estimate
+// and the JSON writers. The answer must be JSON; a 200 passes check_bytes, an error names its field
+// (fuzz_checks.h).
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>

@@ -44,8 +44,7 @@ void check_order(const json& object, const std::string& path, const std::string&
 
 void fail(std::string_view what, std::string_view detail) {
   std::fprintf(stderr, "fuzz invariant broken: %.*s\n  %.*s\n", static_cast<int>(what.size()),
-               what.data(), static_cast<int>(std::min<size_t>(detail.size(), 4000)),
-               detail.data());
+               what.data(), static_cast<int>(std::min<size_t>(detail.size(), 4000)), detail.data());
   std::abort();
 }
 

@@ -83,10 +83,18 @@ int fuzz_hub(const uint8_t* data, size_t size) {
   if (size == 0) return -1;
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (data[0] % 4) {
-    case 0: file(rest); break;
-    case 1: header(rest); break;
-    case 2: index(rest); break;
-    default: model_id(rest); break;
+    case 0:
+      file(rest);
+      break;
+    case 1:
+      header(rest);
+      break;
+    case 2:
+      index(rest);
+      break;
+    default:
+      model_id(rest);
+      break;
   }
   return 0;
 }

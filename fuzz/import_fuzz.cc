@@ -27,8 +27,8 @@ int fuzz_import(std::string_view format, const uint8_t* data, size_t size) {
     check_error(imported.error());
     return 0;
   }
-  (void)json::parse(imported_to_json(*imported).dump(-1, ' ', false,
-                                                    json::error_handler_t::replace));
+  (void)json::parse(
+      imported_to_json(*imported).dump(-1, ' ', false, json::error_handler_t::replace));
   bool serving = false;
   for (const ImportFormat& f : import_formats())
     if (format == f.name) serving = f.kind == ImportKind::kServing;

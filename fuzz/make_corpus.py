@@ -87,8 +87,9 @@ def literals(paths, pattern=r'"([A-Za-z_][A-Za-z0-9_.\-]{1,48})"'):
 def main():
     src, out = sys.argv[1], sys.argv[2]
     presets = sorted(glob.glob(os.path.join(src, "data/models/*.json")))
-    configs = presets + sorted(glob.glob(os.path.join(src, "tests/hub/repos/**/config.json"),
-                                         recursive=True))
+    configs = presets + sorted(
+        glob.glob(os.path.join(src, "tests/hub/repos/**/config.json"), recursive=True)
+    )
     option_keys = literals([os.path.join(src, "src/io/options.cc")], r'\{"([a-z_0-9]+)", K::')
     config_keys = set()
     for path in configs:
@@ -105,8 +106,18 @@ def main():
     for name in names:
         bodies.append({"model": name})
     bodies += [
-        {"model": "Llama-3.1-8B", "tp": 2, "pp": 2, "dp": 2, "micro_batch": 2, "seq_len": 4096,
-         "global_batch": 64, "zero": "1", "recompute": "selective", "gpu": "h100-80gb"},
+        {
+            "model": "Llama-3.1-8B",
+            "tp": 2,
+            "pp": 2,
+            "dp": 2,
+            "micro_batch": 2,
+            "seq_len": 4096,
+            "global_batch": 64,
+            "zero": "1",
+            "recompute": "selective",
+            "gpu": "h100-80gb",
+        },
         {"model": "Mixtral-8x7B-v0.1", "ep": 8, "tp": 1, "dp": 8, "framework": "megatron"},
         {"model": "Qwen3-0.6B", "finetune": "lora", "lora_rank": 16, "gpu_memory_gib": 24},
         {"model": "Llama-3.1-8B", "framework": "fsdp", "fsdp": "full_shard", "dp": 8},
@@ -126,46 +137,126 @@ def main():
     for body in infer:
         write(out, "api_infer", "body", json.dumps(body))
     for name in small:
-        write(out, "api_plan", "body",
-              json.dumps({"model": name, "gpus": 8, "global_batch": 64, "seq_len": 2048}))
-    write(out, "api_plan", "body",
-          json.dumps({"model": "Mixtral-8x7B-v0.1", "gpus": 16, "global_batch": 128,
-                      "tp": 2, "top": 3}))
+        write(
+            out,
+            "api_plan",
+            "body",
+            json.dumps({"model": name, "gpus": 8, "global_batch": 64, "seq_len": 2048}),
+        )
+    write(
+        out,
+        "api_plan",
+        "body",
+        json.dumps(
+            {"model": "Mixtral-8x7B-v0.1", "gpus": 16, "global_batch": 128, "tp": 2, "top": 3}
+        ),
+    )
     for name in small:
-        write(out, "api_sweep", "body",
-              json.dumps({"scenario": {"model": name}, "vary": "micro_batch",
-                          "values": [1, 2, 4]}))
-        write(out, "api_sweep", "body",
-              json.dumps({"scenario": {"model": name, "tp": 2}, "vary": "seq_len",
-                          "from": 1024, "to": 8192, "step": 1024}))
-        write(out, "api_sweep", "body",
-              json.dumps({"scenario": {"model": name}, "vary": "global_batch",
-                          "from": 8, "to": 512, "multiply": 2}))
-    api_words = option_keys | {"from", "from_format", "model_config", "emit", "vary", "values",
-                               "scenario", "step", "multiply", "to", "gpus", "threads", "top"}
+        write(
+            out,
+            "api_sweep",
+            "body",
+            json.dumps({"scenario": {"model": name}, "vary": "micro_batch", "values": [1, 2, 4]}),
+        )
+        write(
+            out,
+            "api_sweep",
+            "body",
+            json.dumps(
+                {
+                    "scenario": {"model": name, "tp": 2},
+                    "vary": "seq_len",
+                    "from": 1024,
+                    "to": 8192,
+                    "step": 1024,
+                }
+            ),
+        )
+        write(
+            out,
+            "api_sweep",
+            "body",
+            json.dumps(
+                {
+                    "scenario": {"model": name},
+                    "vary": "global_batch",
+                    "from": 8,
+                    "to": 512,
+                    "multiply": 2,
+                }
+            ),
+        )
+    api_words = option_keys | {
+        "from",
+        "from_format",
+        "model_config",
+        "emit",
+        "vary",
+        "values",
+        "scenario",
+        "step",
+        "multiply",
+        "to",
+        "gpus",
+        "threads",
+        "top",
+    }
     api_words |= literals(glob.glob(os.path.join(src, "src/server/*.cc")))
     api_words |= set(names) | {"null", "true", "false"}
     for target in ("api_estimate", "api_infer", "api_plan", "api_sweep", "roofline"):
         write_dict(out, target, api_words)
 
     # Hub answers: byte 0 picks the reader (hub_fuzz.cc): 0 file, 1 header, 2 index, 3 model id.
-    header = json.dumps({
-        "__metadata__": {"format": "pt"},
-        "model.embed_tokens.weight": {"dtype": "BF16", "shape": [128, 64],
-                                      "data_offsets": [0, 16384]},
-        "lm_head.weight": {"dtype": "F32", "shape": [64], "data_offsets": [16384, 16640]},
-    })
+    header = json.dumps(
+        {
+            "__metadata__": {"format": "pt"},
+            "model.embed_tokens.weight": {
+                "dtype": "BF16",
+                "shape": [128, 64],
+                "data_offsets": [0, 16384],
+            },
+            "lm_head.weight": {"dtype": "F32", "shape": [64], "data_offsets": [16384, 16640]},
+        }
+    )
     write(out, "hub", "file", b"\0" + struct.pack("<Q", len(header)) + header.encode())
     write(out, "hub", "header", b"\1" + header.encode())
-    index = json.dumps({"metadata": {"total_size": 16640},
-                        "weight_map": {"a": "model-00001-of-00002.safetensors",
-                                       "b": "model-00002-of-00002.safetensors"}})
+    index = json.dumps(
+        {
+            "metadata": {"total_size": 16640},
+            "weight_map": {
+                "a": "model-00001-of-00002.safetensors",
+                "b": "model-00002-of-00002.safetensors",
+            },
+        }
+    )
     write(out, "hub", "index", b"\2" + index.encode())
     for ref in ("meta-llama/Llama-3.1-8B", "org/name@main", "Qwen/Qwen3-0.6B@" + "a" * 40):
         write(out, "hub", "id", b"\3" + ref.encode())
-    write_dict(out, "hub", {"dtype", "shape", "data_offsets", "__metadata__", "metadata",
-                            "total_size", "weight_map", "BF16", "F16", "F32", "F8_E4M3", "I8",
-                            "U8", "I64", "BOOL", ".safetensors", "@", "/", ".."})
+    write_dict(
+        out,
+        "hub",
+        {
+            "dtype",
+            "shape",
+            "data_offsets",
+            "__metadata__",
+            "metadata",
+            "total_size",
+            "weight_map",
+            "BF16",
+            "F16",
+            "F32",
+            "F8_E4M3",
+            "I8",
+            "U8",
+            "I64",
+            "BOOL",
+            ".safetensors",
+            "@",
+            "/",
+            "..",
+        },
+    )
 
     fixtures = os.path.join(src, "tests/fixtures/imports")
     for target, patterns in IMPORT_FIXTURES.items():

@@ -1,9 +1,9 @@
 #include "server/http_server.h"
 
-#include <fmt/format.h>
-#include <httplib.h>
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fmt/format.h>
+#include <httplib.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -237,10 +237,31 @@ HttpServer::HttpServer(ServerOptions options)
   s.set_keep_alive_max_count(1000);
   s.set_keep_alive_timeout(5);
 
-  s.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+  const std::size_t max_body = options_.max_body_bytes;
+  // A declared Content-Length over the limit is answered as soon as the headers are in: httplib
+  // 0.11 would first read (and drop) the declared body, so a client that sends only headers
+  // waited for the read timeout. The rest of the request is not read: the connection's reading
+  // side is shut, so no leftover byte is taken for a next request.
+  s.set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
     request_start = Clock::now();
-    return httplib::Server::HandlerResponse::Unhandled;
+    if (!content_length_above(req, max_body)) return httplib::Server::HandlerResponse::Unhandled;
+    Response response = too_large(req, max_body);
+    response.headers.emplace_back("Connection", "close");
+    to_httplib_response(std::move(response), res);
+    if (const int fd = connection_socket(req); fd >= 0) shutdown(fd, SHUT_RD);
+    return httplib::Server::HandlerResponse::Handled;
   });
+  // With "Expect: 100-continue" (curl's way for large bodies) the same limit answers 413 instead
+  // of inviting the body with 100 Continue.
+  s.set_expect_100_continue_handler(
+      [max_body](const httplib::Request& req, httplib::Response& res) {
+        if (!content_length_above(req, max_body)) return 100;
+        Response response = too_large(req, max_body);
+        response.headers.emplace_back("Connection", "close");
+        to_httplib_response(std::move(response), res);
+        if (const int fd = connection_socket(req); fd >= 0) shutdown(fd, SHUT_RD);
+        return 413;
+      });
   // Every method and path goes to handle_request(), whose router answers 404 and 405 itself.
   const httplib::Server::Handler handler = [](const httplib::Request& req, httplib::Response& res) {
     to_httplib_response(handle_request(to_api_request(req)), res);
@@ -249,7 +270,6 @@ HttpServer::HttpServer(ServerOptions options)
   s.Options(".*", handler);
   // Bodies are read here, chunk by chunk, so that the size limit holds for chunked uploads too
   // (httplib 0.11 enforces it only for a Content-Length).
-  const std::size_t max_body = options_.max_body_bytes;
   const httplib::Server::HandlerWithContentReader with_body =
       [max_body](const httplib::Request& req, httplib::Response& res,
                  const httplib::ContentReader& read) {

@@ -90,8 +90,10 @@ Response handle_plan(const Request& request) {
                             std::chrono::duration<double>(budget));
   std::atomic<bool> timed_out{false}, gone{false};
   bounded.should_stop = [&] {
-    if (std::chrono::steady_clock::now() > deadline) timed_out = true;
-    else if (request.client_gone && request.client_gone()) gone = true;
+    if (std::chrono::steady_clock::now() > deadline)
+      timed_out = true;
+    else if (request.client_gone && request.client_gone())
+      gone = true;
     return timed_out || gone;
   };
   Result<PlanResult> result = plan(bounded);

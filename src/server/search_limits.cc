@@ -52,8 +52,7 @@ std::optional<SearchSlot> SearchSlot::try_take() {
   return slot;
 }
 
-SearchSlot::SearchSlot(SearchSlot&& other) noexcept
-    : held_(other.held_), outcome_(other.outcome_) {
+SearchSlot::SearchSlot(SearchSlot&& other) noexcept : held_(other.held_), outcome_(other.outcome_) {
   other.held_ = false;
 }
 
@@ -62,9 +61,15 @@ SearchSlot::~SearchSlot() {
   std::lock_guard lock(mutex);
   --counters.running;
   switch (outcome_) {
-    case Outcome::kTimedOut: ++counters.timed_out; break;
-    case Outcome::kCancelled: ++counters.cancelled; break;
-    default: ++counters.completed; break;
+    case Outcome::kTimedOut:
+      ++counters.timed_out;
+      break;
+    case Outcome::kCancelled:
+      ++counters.cancelled;
+      break;
+    default:
+      ++counters.completed;
+      break;
   }
 }
 

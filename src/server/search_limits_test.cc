@@ -59,7 +59,7 @@ TEST_F(SearchLimits, BadRequestsTakeNoSlot) {
   configure_limits({.max_searches = 1});
   std::optional<SearchSlot> held = SearchSlot::try_take();
   Request bad = plan_request();
-  bad.body = R"({"model": "Llama-3.1-8B", "gpus": 0, "global_batch": 64})";
+  bad.body = R"({"model": "Llama-3.1-8B", "gpus": 8192, "global_batch": 64})";
   const Response r = handle_request(bad);
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(json::parse(r.body)["error"]["field"], "gpus");
