@@ -1,5 +1,6 @@
 #include "fuzz_checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

@@ -26,7 +26,9 @@ int fuzz_hf_config(const uint8_t* data, size_t size) {
   }
   if (auto invalid = validate_model(parsed->model))
     fail("parse_hf_config accepted a model validate_model refuses", invalid->message());
-  nlohmann::json settings = {{"model_config", nlohmann::json::parse(text)}};
+  nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
+  if (config.is_discarded()) fail("parse_hf_config accepted text that is not JSON", text);
+  nlohmann::json settings = {{"model_config", std::move(config)}};
   Result<SettingsEstimate> training = estimate_settings(settings, server::refuse_files);
   if (training)
     check_bytes(settings_estimate_to_json(*training));

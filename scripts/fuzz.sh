@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, in the sanitizer build dir: clang, ASan + UBSan) and runs
+# Builds the libFuzzer targets (fuzz/, in build-fuzz: clang, ASan + UBSan, no tests) and runs
 # each for SECONDS, first replaying every regression input (fuzz/regressions/<target>/). Prints
 # one line per target (executions, corpus size, crashes) and writes them to DIR/fuzz-summary.txt;
 # a crash or broken invariant leaves its input in DIR/fuzz-crashes/<target>/ and fails the run.
@@ -7,13 +7,13 @@
 # usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #   SECONDS  per target (default 60); CI (scripts/test.sh) runs 10
 #   TARGET   only these (default: every target; `VRAMPLAN_FUZZ_LIST=1 DIR/fuzz_vramplan` lists them)
-#   VRAMPLAN_FUZZ_DIR   build dir (default build-asan, which scripts/test.sh builds the same way)
+#   VRAMPLAN_FUZZ_DIR   build dir (default build-fuzz)
 #   VRAMPLAN_FUZZ_JOBS  targets run at once (default 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
-dir="${VRAMPLAN_FUZZ_DIR:-build-asan}"
+dir="${VRAMPLAN_FUZZ_DIR:-build-fuzz}"
 jobs="${VRAMPLAN_FUZZ_JOBS:-1}"
 [[ "$seconds" =~ ^[0-9]+$ ]] || {
   echo "fuzz.sh: SECONDS must be a whole number of seconds, got '$seconds'" >&2
@@ -25,7 +25,7 @@ command -v clang++-14 >/dev/null || {
 }
 VRAMPLAN_TARGET=fuzz_vramplan scripts/build.sh "$dir" -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_COMPILER=clang++-14 -DVRAMPLAN_SANITIZE=ON -DVRAMPLAN_FUZZ=ON \
-  -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=OFF
+  -DBUILD_TESTING=OFF -DVRAMPLAN_BUILD_BENCH=OFF
 fuzzer="$dir/fuzz_vramplan"
 corpus="$dir/fuzz-corpus"
 seeds="$dir/fuzz-seeds"

@@ -240,15 +240,15 @@ HttpServer::HttpServer(ServerOptions options)
   const std::size_t max_body = options_.max_body_bytes;
   // A declared Content-Length over the limit is answered as soon as the headers are in: httplib
   // 0.11 would first read (and drop) the declared body, so a client that sends only headers
-  // waited for the read timeout. The rest of the request is not read: the connection's reading
-  // side is shut, so no leftover byte is taken for a next request.
+  // waited for the read timeout before its 413. (Shutting the socket's reading side here would
+  // also drop the answer; a client that sends the body anyway gets the 413 first, then the
+  // connection ends at the read timeout.)
   s.set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
     request_start = Clock::now();
     if (!content_length_above(req, max_body)) return httplib::Server::HandlerResponse::Unhandled;
     Response response = too_large(req, max_body);
     response.headers.emplace_back("Connection", "close");
     to_httplib_response(std::move(response), res);
-    if (const int fd = connection_socket(req); fd >= 0) shutdown(fd, SHUT_RD);
     return httplib::Server::HandlerResponse::Handled;
   });
   // With "Expect: 100-continue" (curl's way for large bodies) the same limit answers 413 instead
