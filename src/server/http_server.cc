@@ -259,7 +259,6 @@ HttpServer::HttpServer(ServerOptions options)
         Response response = too_large(req, max_body);
         response.headers.emplace_back("Connection", "close");
         to_httplib_response(std::move(response), res);
-        if (const int fd = connection_socket(req); fd >= 0) shutdown(fd, SHUT_RD);
         return 413;
       });
   // Every method and path goes to handle_request(), whose router answers 404 and 405 itself.
