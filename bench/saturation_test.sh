@@ -44,7 +44,7 @@ flood plan POST /api/plan "${PLAN_CONNECTIONS:-16}" \
   '{"model": "Llama-3.1-70B", "gpus": 512, "global_batch": 1024, "seq_len": 4096}' &
 floods=($!)
 flood estimate POST /api/estimate 4 \
-  '{"model": "DeepSeek-V3", "gpus": 1024, "tp": 2, "pp": 16, "ep": 64, "seq_len": 4096, "global_batch": 2048}' &
+  '{"model": "DeepSeek-V3", "gpus": 1024, "tp": 2, "pp": 16, "ep": 64, "seq_len": 4096, "global_batch": 2048, "first_stage_layers": 4, "last_stage_layers": 1}' &
 floods+=($!)
 flood health GET /api/health 2 '' &
 floods+=($!)
