@@ -293,8 +293,10 @@ namespace {
 // The server's cancellation and time budget: a search asked to stop ends with an error naming
 // "search", having decided fewer layouts than the full search; one never asked runs to its end.
 TEST(Planner, SearchStopsWhenAsked) {
-  Result<PlanRequest> r = plan_request_from_settings(llama8b_on(64), kNoFiles);
-  ASSERT_TRUE(r.ok()) << r.error().message();
+  Result<PlanRequest> read = plan_request_from_settings(llama8b_on(64), kNoFiles);
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  PlanRequest request = std::move(read).value();
+  PlanRequest* r = &request;
   r->threads = 2;
   std::atomic<int> asked{0};
   r->should_stop = [&asked] { return ++asked > 3; };
