@@ -9,6 +9,7 @@
 
 #include "fuzz_checks.h"
 #include "fuzz_targets.h"
+#include "server/search_limits.h"
 #include "vramplan/interop/import.h"
 
 namespace {
@@ -55,6 +56,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     std::exit(2);
   }
   vramplan::fuzz::use_offline_hub();
+  // A search past 2 s stops and answers 503 (the server's own budget, tested in
+  // search_limits_test.cc), under the fuzzer's 10 s timeout even in this -O0 sanitized build.
+  vramplan::server::configure_limits({.max_searches = 1, .search_seconds = 2});
   return 0;
 }
 
