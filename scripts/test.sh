@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs, builds and runs every test: a format check (clang-format, black), the Python scripts'
-# tests, unit and CLI tests, the same tests under ASan+UBSan, and a short run of the benchmark
+# tests, unit and CLI tests, the same tests under ASan+UBSan, a short run of every fuzz target,
+# and a short run of the benchmark
 # programs and the load test (they print numbers; no timing is asserted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,11 @@ echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DVRAMPLAN_SANITIZE=ON \
   -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+
+echo "== fuzz every parser briefly (regression inputs first; the long campaign is by hand)"
+# build-fuzz: clang with ASan + UBSan + libFuzzer, only the libraries the fuzz program needs
+# (no tests); docs/reliability.md says why it is not folded into build-asan yet.
+scripts/fuzz.sh "${VRAMPLAN_FUZZ_SECONDS:-10}"
 
 echo "== benchmark (numbers only)"
 build/estimate_bench --benchmark_min_time=0.05

@@ -12,6 +12,7 @@
 #include "hub/settings.h"
 #include "server/http_server.h"
 #include "server/hub_access.h"
+#include "server/search_limits.h"
 
 namespace vramplan::cli {
 namespace {
@@ -61,9 +62,11 @@ std::optional<Error> configure_hub(bool send_token) {
   return std::nullopt;
 }
 
-int run_serve(const server::ServerOptions& options, bool send_hub_token) {
+int run_serve(const server::ServerOptions& options, const server::ServerLimits& limits,
+              bool send_hub_token) {
   // A client that disconnects mid-answer must cost that answer, not the process.
   signal(SIGPIPE, SIG_IGN);
+  server::configure_limits(limits);
   if (std::optional<Error> error = configure_hub(send_hub_token)) return report_error(*error);
   server::HttpServer http(options);
   Result<int> port = http.bind();
@@ -87,6 +90,7 @@ int run_serve(const server::ServerOptions& options, bool send_hub_token) {
 
 void add_serve_command(CLI::App& app, std::function<int()>* run) {
   auto options = std::make_shared<server::ServerOptions>();
+  auto limits = std::make_shared<server::ServerLimits>();
   auto send_hub_token = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "serve",
@@ -103,12 +107,26 @@ void add_serve_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--threads", options->threads,
                   "worker threads (default: the hardware's, at least 8)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--max-searches", limits->max_searches,
+                  "layout searches (POST /api/plan) at once; more are answered 429 with "
+                  "Retry-After (default: hardware threads / 4, at least 1)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--search-seconds", limits->search_seconds,
+                  "time budget of one layout search; past it the search stops and answers 503")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--max-body-bytes", options->max_body_bytes,
+                  "largest request body; a larger declared Content-Length is answered 413 at once")
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30))
+      ->capture_default_str();
   cmd->add_flag("--hub-token", *send_hub_token,
                 "send this machine's Hugging Face token (HF_TOKEN or `huggingface-cli login`) "
                 "when fetching Hub models for requests; without it the server sends none, so "
                 "gated and private models are refused");
-  cmd->callback([run, options, send_hub_token] {
-    *run = [options, send_hub_token] { return run_serve(*options, *send_hub_token); };
+  cmd->callback([run, options, limits, send_hub_token] {
+    *run = [options, limits, send_hub_token] {
+      return run_serve(*options, *limits, *send_hub_token);
+    };
   });
 }
 

@@ -16,6 +16,11 @@ using nlohmann::json;
 
 bool megatron_yaml(const Document& d) { return d.yaml && looks_like_megatron_test_yaml(*d.yaml); }
 Result<Imported> read_megatron_yaml(const Document& d) {
+  // With --from-format given, detection did not run: an empty or other document reaches here.
+  if (!megatron_yaml(d))
+    return Error{"from", std::string(d.text.substr(0, 60)),
+                 "a Megatron-LM functional test model_config.yaml (MODEL_ARGS mapping)",
+                 "no MODEL_ARGS mapping"};
   return import_megatron_test_yaml(*d.yaml);
 }
 
@@ -29,7 +34,12 @@ bool megatron_recipe(const Document& d) {
   return doc != nullptr && looks_like_megatron_recipe(*doc);
 }
 Result<Imported> read_megatron_recipe(const Document& d) {
-  return import_megatron_recipe(*structured(d), "");
+  const nlohmann::json* doc = structured(d);
+  if (doc == nullptr || !doc->is_object())
+    return Error{"from", std::string(d.text.substr(0, 60)),
+                 "a Megatron-Bridge / NeMo recipe YAML (model, train, optimizer sections)",
+                 "not a YAML mapping"};
+  return import_megatron_recipe(*doc, "");
 }
 bool megatron_overrides(const Document& d) {
   return !d.json && !(d.yaml && d.yaml->is_object()) && looks_like_recipe_overrides(d.text);

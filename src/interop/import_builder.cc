@@ -35,7 +35,9 @@ void ImportBuilder::unsupported(std::string_view key, std::string_view value,
 
 std::string value_text(const json& value) {
   if (value.is_string()) return value.get<std::string>();
-  return value.dump();
+  // A file's bytes need not be UTF-8 (fuzzing found a list holding such a string): the default
+  // dump throws on them; replace them instead.
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Result<int64_t> integer_value(std::string_view key, const json& value) {

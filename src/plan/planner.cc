@@ -299,6 +299,10 @@ Result<PlanResult> plan(const PlanRequest& r) {
   SearchResult found = search_layouts(r, *memory, timer, p.limit_bytes);
   found.stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (found.stopped)
+    return Error{"search", fmt::format("stopped after {} layouts", found.stats.evaluated),
+                 "a search that runs to its end",
+                 "the search was stopped before its end (time budget or cancellation)"};
   if (found.stats.evaluated == 0) return explain_empty_space(r);
 
   p.stats = found.stats;

@@ -418,8 +418,16 @@ SearchResult search_layouts(const PlanRequest& r, const FastMemoryModel& memory,
   workers.reserve(threads);
   for (int t = 0; t < threads; ++t) workers.emplace_back(r, memory, timer, limit_bytes, pipes);
   std::atomic<size_t> next{0};
+  std::atomic<bool> stopped{false};
   auto work = [&](Worker& w) {
-    for (size_t i = next++; i < branches.size(); i = next++) w.run(branches[i]);
+    for (size_t i = next++; i < branches.size(); i = next++) {
+      if (stopped.load(std::memory_order_relaxed)) return;
+      if (r.should_stop && r.should_stop()) {
+        stopped = true;
+        return;
+      }
+      w.run(branches[i]);
+    }
   };
   if (threads == 1) {
     work(workers[0]);
@@ -435,6 +443,7 @@ SearchResult search_layouts(const PlanRequest& r, const FastMemoryModel& memory,
   for (int f = 0; f < kFamilies; ++f)
     if (total.family_best[f]) total.family_miss[f].reset();
   total.stats.threads = threads;
+  total.stopped = stopped;
   return total;
 }
 

@@ -50,6 +50,7 @@ struct SearchResult {
   std::array<std::optional<PlanCandidate>, kFamilies> family_miss;  // when no layout fits
   std::optional<PlanCandidate> closest_miss;                        // when nothing fits
   PlanStats stats;
+  bool stopped = false;  // request.should_stop() said so: the rest is partial
 };
 
 // Every canonical valid layout of `request` (gpus, max_tp, space) is decided; those with peak

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "plan/planner_search.h"
 #include "vramplan/io/plan_settings.h"
 #include "vramplan/io/scenario_io.h"
@@ -312,6 +314,41 @@ TEST(Planner, UltraScaleCheckCoversEveryGroup) {
       EXPECT_EQ(g.ran_plan_rank, 1);
     }
   }
+}
+
+}  // namespace
+}  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+// The server's cancellation and time budget: a search asked to stop ends with an error naming
+// "search", having decided fewer layouts than the full search; one never asked runs to its end.
+TEST(Planner, SearchStopsWhenAsked) {
+  Result<PlanRequest> read = plan_request_from_settings(llama8b_on(64), kNoFiles);
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  PlanRequest request = std::move(read).value();
+  PlanRequest* r = &request;
+  r->threads = 2;
+  std::atomic<int> asked{0};
+  r->should_stop = [&asked] { return ++asked > 3; };
+  Result<PlanResult> stopped = plan(*r);
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.error().field, "search");
+  EXPECT_NE(stopped.error().reason.find("stopped"), std::string::npos);
+  const int asked_when_stopped = asked.load();
+
+  r->should_stop = [&asked] {
+    ++asked;
+    return false;
+  };
+  asked = 0;
+  Result<PlanResult> full = plan(*r);
+  ASSERT_TRUE(full.ok()) << full.error().message();
+  // Asked once per branch: the stopped search gave up after a handful of questions, well before
+  // the full search's branches were all asked for.
+  EXPECT_GT(asked.load(), asked_when_stopped);
+  EXPECT_GT(full->stats.evaluated, 0);
 }
 
 }  // namespace

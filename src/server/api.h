@@ -25,6 +25,7 @@
 // 504 (the Hub did not answer in time).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -44,6 +45,10 @@ struct Request {
   std::string body;
   std::string content_type;                        // the Content-Type header, "" when absent
   std::map<std::string, std::string> path_params;  // filled by the router: {name} -> value
+  // True once the client has closed its connection (http_server.cc probes the socket); empty
+  // when there is no connection to ask (unit tests). Long handlers (the planner's search) ask it
+  // to stop work nobody will read. Thread-safe.
+  std::function<bool()> client_gone;
 };
 
 struct Response {

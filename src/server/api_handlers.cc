@@ -11,6 +11,7 @@
 #include "server/api.h"
 #include "server/emit_request.h"
 #include "server/hub_access.h"
+#include "server/search_limits.h"
 #include "server/static_assets.h"
 #include "vramplan/interop/emit.h"
 #include "vramplan/interop/import.h"
@@ -113,10 +114,20 @@ Response handle_health(const Request& request) {
     hub = {{"endpoint", settings->endpoint},
            {"sends_token", settings->token.has_value()},
            {"offline", settings->offline}};
+  const SearchCounters searches = search_counters();
+  const ServerLimits limits = current_limits();
   return json_response({{"status", "ok"},
                         {"version", VRAMPLAN_VERSION},
                         {"web_ui_built", web_ui_built()},
-                        {"hub", std::move(hub)}},
+                        {"hub", std::move(hub)},
+                        {"searches",
+                         {{"running", searches.running},
+                          {"limit", limits.max_searches},
+                          {"budget_seconds", limits.search_seconds},
+                          {"completed", searches.completed},
+                          {"refused", searches.refused},
+                          {"timed_out", searches.timed_out},
+                          {"cancelled", searches.cancelled}}}},
                        200, wants_pretty(request));
 }
 

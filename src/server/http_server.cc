@@ -1,8 +1,11 @@
 #include "server/http_server.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <fmt/format.h>
 #include <httplib.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -11,6 +14,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -24,8 +29,78 @@ using Clock = std::chrono::steady_clock;
 // When the request on this worker thread started (set before routing, read by the logger).
 thread_local std::optional<Clock::time_point> request_start;
 
+// The address and port of a socket's end, as httplib writes them in Request (remote_addr,
+// remote_port, local_port).
+std::pair<std::string, int> endpoint_of(const sockaddr_storage& address) {
+  char host[INET6_ADDRSTRLEN] = "";
+  if (address.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
+    inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
+    return {host, ntohs(v4->sin_port)};
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
+    return {host, ntohs(v6->sin6_port)};
+  }
+  return {"", -1};
+}
+
+// The socket of this request's connection: httplib 0.11 does not hand it to handlers, so it is
+// found among the process's descriptors by its two ends (a connection's pair of addresses is
+// unique while it is open, and it stays open while its handler runs). -1 when not found.
+int connection_socket(const httplib::Request& req) {
+  DIR* fds = opendir("/proc/self/fd");
+  if (fds == nullptr) return -1;
+  int found = -1;
+  while (const dirent* entry = readdir(fds)) {
+    const int fd = std::atoi(entry->d_name);
+    if (fd <= 2 || fd == dirfd(fds)) continue;
+    sockaddr_storage peer{}, local{};
+    socklen_t peer_size = sizeof peer, local_size = sizeof local;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_size) != 0) continue;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_size) != 0) continue;
+    const auto [peer_host, peer_port] = endpoint_of(peer);
+    if (peer_port == req.remote_port && peer_host == req.remote_addr &&
+        endpoint_of(local).second == req.local_port) {
+      found = fd;
+      break;
+    }
+  }
+  closedir(fds);
+  return found;
+}
+
+// Whether the client closed the connection: its socket reads end-of-file or an error, without
+// consuming anything (a pipelined next request stays for httplib). The socket is looked up on
+// the first question only.
+std::function<bool()> client_gone_probe(const httplib::Request& req) {
+  struct State {
+    std::once_flag found;
+    int fd = -1;
+  };
+  auto state = std::make_shared<State>();
+  return [state, remote_addr = req.remote_addr, remote_port = req.remote_port,
+          local_port = req.local_port] {
+    std::call_once(state->found, [&] {
+      httplib::Request ends;
+      ends.remote_addr = remote_addr;
+      ends.remote_port = remote_port;
+      ends.local_port = local_port;
+      state->fd = connection_socket(ends);
+    });
+    if (state->fd < 0) return false;
+    char byte = 0;
+    const ssize_t n = recv(state->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return false;
+    if (n == 0) return true;
+    return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+  };
+}
+
 Request to_api_request(const httplib::Request& req) {
   Request request;
+  request.client_gone = client_gone_probe(req);
   request.method = req.method;
   request.path = req.path;
   for (const auto& [key, value] : req.params) request.query.emplace(key, value);
@@ -152,7 +227,7 @@ HttpServer::HttpServer(ServerOptions options)
   httplib::Server& s = *server_;
   const std::size_t threads = options_.threads > 0
                                   ? static_cast<std::size_t>(options_.threads)
-                                  : std::max<std::size_t>(8, std::thread::hardware_concurrency());
+                                  : std::max<std::size_t>(16, std::thread::hardware_concurrency());
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s.set_socket_options(socket_options);
   s.set_tcp_nodelay(true);
@@ -162,10 +237,30 @@ HttpServer::HttpServer(ServerOptions options)
   s.set_keep_alive_max_count(1000);
   s.set_keep_alive_timeout(5);
 
-  s.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+  const std::size_t max_body = options_.max_body_bytes;
+  // A declared Content-Length over the limit is answered as soon as the headers are in: httplib
+  // 0.11 would first read (and drop) the declared body, so a client that sends only headers
+  // waited for the read timeout before its 413. (Shutting the socket's reading side here would
+  // also drop the answer; a client that sends the body anyway gets the 413 first, then the
+  // connection ends at the read timeout.)
+  s.set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
     request_start = Clock::now();
-    return httplib::Server::HandlerResponse::Unhandled;
+    if (!content_length_above(req, max_body)) return httplib::Server::HandlerResponse::Unhandled;
+    Response response = too_large(req, max_body);
+    response.headers.emplace_back("Connection", "close");
+    to_httplib_response(std::move(response), res);
+    return httplib::Server::HandlerResponse::Handled;
   });
+  // With "Expect: 100-continue" (curl's way for large bodies) the same limit answers 413 instead
+  // of inviting the body with 100 Continue.
+  s.set_expect_100_continue_handler(
+      [max_body](const httplib::Request& req, httplib::Response& res) {
+        if (!content_length_above(req, max_body)) return 100;
+        Response response = too_large(req, max_body);
+        response.headers.emplace_back("Connection", "close");
+        to_httplib_response(std::move(response), res);
+        return 413;
+      });
   // Every method and path goes to handle_request(), whose router answers 404 and 405 itself.
   const httplib::Server::Handler handler = [](const httplib::Request& req, httplib::Response& res) {
     to_httplib_response(handle_request(to_api_request(req)), res);
@@ -174,7 +269,6 @@ HttpServer::HttpServer(ServerOptions options)
   s.Options(".*", handler);
   // Bodies are read here, chunk by chunk, so that the size limit holds for chunked uploads too
   // (httplib 0.11 enforces it only for a Content-Length).
-  const std::size_t max_body = options_.max_body_bytes;
   const httplib::Server::HandlerWithContentReader with_body =
       [max_body](const httplib::Request& req, httplib::Response& res,
                  const httplib::ContentReader& read) {

@@ -22,7 +22,7 @@ struct ServerOptions {
   std::size_t max_body_bytes = 1 << 20;
   int read_timeout_s = 10;   // a client that stalls mid-request is dropped
   int write_timeout_s = 10;  // ... or stops reading the answer
-  int threads = 0;           // 0: max(8, hardware threads)
+  int threads = 0;           // 0: max(16, hardware threads)
 };
 
 class HttpServer {

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "server/emit_request.h"
+#include "server/search_limits.h"
 #include "vramplan/io/plan_settings.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/plan/planner.h"
@@ -79,7 +82,36 @@ Response handle_plan(const Request& request) {
   if (!plan_request) return error_response(plan_request.error());
   PlanRequest bounded = std::move(plan_request).value();
   if (auto error = bound_search(bounded)) return error_response(*error);
+  std::optional<SearchSlot> slot = SearchSlot::try_take();
+  if (!slot) return too_many_searches();
+  const double budget = current_limits().search_seconds;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(budget));
+  std::atomic<bool> timed_out{false}, gone{false};
+  bounded.should_stop = [&] {
+    if (std::chrono::steady_clock::now() > deadline)
+      timed_out = true;
+    else if (request.client_gone && request.client_gone())
+      gone = true;
+    return timed_out || gone;
+  };
   Result<PlanResult> result = plan(bounded);
+  if (gone) {
+    slot->cancelled();
+    return error_response({"request", "POST /api/plan", "", "the client went away"}, 499);
+  }
+  if (timed_out) {
+    slot->timed_out();
+    return error_response(
+        {"search", fmt::format("{} GPUs", bounded.gpus),
+         "a search that ends within the server's budget: fix some dimensions (tp, pp, ...), "
+         "fewer GPUs, or `vramplan plan` on the command line",
+         fmt::format("the search ran past this server's budget of {:g} s (vramplan serve "
+                     "--search-seconds)",
+                     budget)},
+        503);
+  }
   if (!result) return error_response(result.error());
   if (*emit) return emit_plan_winner(*result, **emit, wants_pretty(request));
   return json_response(plan_to_json(*result), 200, wants_pretty(request));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -97,6 +98,11 @@ struct PlanRequest {
   int top_k = 5;
   PlanSpace space;
   int threads = 0;  // 0: every hardware thread
+  // Asked by each search thread before each branch of the space (so within milliseconds): true
+  // stops the search, and plan() returns an Error naming "search". The server stops a search
+  // whose client went away or whose time budget ran out; empty: the search runs to its end.
+  // Must be thread-safe.
+  std::function<bool()> should_stop;
   // The user's scenario settings (scenario_io keys); each candidate's "scenario" in the JSON is
   // these plus its layout, so `vramplan estimate --scenario` reproduces it.
   nlohmann::json settings = nlohmann::json::object();

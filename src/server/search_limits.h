@@ -1,0 +1,61 @@
+// What one client may take of the server (docs/server.md, "Limits"): planner searches are the
+// only requests that run for seconds on several threads, so at most max_searches run at once
+// (the rest are answered 429 with Retry-After at once, on a connection the server then closes),
+// each within a time budget (503 past it), and each stops when its client goes away. Every other
+// request (health, options, estimates) keeps the worker threads the searches leave free, so it
+// answers in milliseconds while searches run.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+#include "server/api.h"
+
+namespace vramplan::server {
+
+struct ServerLimits {
+  int max_searches = 0;         // searches at once; 0: max(1, hardware threads / 4)
+  double search_seconds = 30;   // wall-clock budget of one search
+  int retry_after_seconds = 2;  // what a refused client is told to wait
+};
+
+// The limits in force; set once by `vramplan serve` before it listens (tests may set them
+// between requests). Values out of range are the serve command's to refuse.
+void configure_limits(const ServerLimits& limits);
+ServerLimits current_limits();  // max_searches resolved (never 0)
+
+// Counters since start, for GET /api/health ("searches").
+struct SearchCounters {
+  int64_t running = 0;
+  int64_t completed = 0;  // answered, found or not
+  int64_t refused = 0;    // 429: every slot was taken
+  int64_t timed_out = 0;  // 503: past the budget
+  int64_t cancelled = 0;  // the client went away mid-search
+};
+SearchCounters search_counters();
+
+// One of the max_searches slots, held for the life of the object.
+class SearchSlot {
+ public:
+  // A slot, or nullopt when all are taken (counted as refused).
+  static std::optional<SearchSlot> try_take();
+  SearchSlot(SearchSlot&& other) noexcept;
+  SearchSlot& operator=(SearchSlot&&) = delete;
+  ~SearchSlot();
+
+  // How the search held by this slot ended (for the counters); completed unless said otherwise.
+  void timed_out() { outcome_ = Outcome::kTimedOut; }
+  void cancelled() { outcome_ = Outcome::kCancelled; }
+
+ private:
+  enum class Outcome { kCompleted, kTimedOut, kCancelled };
+  SearchSlot() = default;
+  bool held_ = false;
+  Outcome outcome_ = Outcome::kCompleted;
+};
+
+// 429 {"error": {"field": "request", ...}} with Retry-After and Connection: close.
+Response too_many_searches();
+
+}  // namespace vramplan::server
