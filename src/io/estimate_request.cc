@@ -28,7 +28,7 @@ void add_host_fit(const ResolvedScenario& resolved, Estimate& estimate) {
   const GpuCatalog& catalog = builtin_gpus();
   for (Fit& f : estimate.fit) {
     const Gpu* gpu = catalog.find(f.gpu);
-    const int64_t per_node = resolved.gpus_per_node.value_or(gpu ? gpu->gpus_per_node : 8);
+    const int64_t per_node = gpu ? gpu->gpus_per_node : 8;
     const double ram = resolved.host_memory_gib.value_or(gpu ? gpu->host_memory_gib : 0.0);
     fit_host(f, estimate.peak.host_bytes, estimate.world_size, per_node, ram);
   }

@@ -357,13 +357,6 @@ std::optional<Error> read_host(const SettingReader& r, ResolvedScenario& out) {
                    "a capacity above 0 and at most 10,000,000 GiB", ""};
     out.host_memory_gib = gib;
   }
-  if (r.has("gpus_per_node")) {
-    int64_t n = 0;
-    if (auto e = r.integer("gpus_per_node", n)) return e;
-    if (n < 1 || n > 1024)
-      return Error{"gpus_per_node", std::to_string(n), "an integer from 1 to 1024", ""};
-    out.gpus_per_node = n;
-  }
   return std::nullopt;
 }
 

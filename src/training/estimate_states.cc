@@ -120,7 +120,7 @@ Wide largest_param_tensor(const Scenario& s) {
   const Wide tp = s.parallel.tp;
   Wide largest = ceil_div(Wide{m.vocab} * m.hidden, tp);
   largest = std::max(largest, ceil_div(Wide{m.ffn} * m.hidden, tp));
-  largest = std::max(largest, Wide{m.expert_ffn} * m.hidden);
+  largest = std::max(largest, Wide{m.moe.expert_ffn} * m.hidden);
   return largest;
 }
 

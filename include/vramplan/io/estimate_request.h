@@ -30,8 +30,8 @@ Result<std::vector<Fit>> fit_rows(const std::string& gpu, std::optional<double> 
                                   int64_t device_bytes);
 
 // The host-memory check of every fit row (perf/hardware.h fit_host): the node of each catalog
-// GPU (its gpus_per_node and host_memory_gib) unless the settings gave gpus_per_node or
-// host_memory_gib.
+// GPU (its gpus_per_node and host_memory_gib; 8 GPUs for a --gpu-memory-gib card), the RAM
+// replaced by the settings' host_memory_gib.
 void add_host_fit(const ResolvedScenario& resolved, Estimate& estimate);
 
 // resolve_scenario -> estimate -> fit_rows -> add_host_fit. Errors name the setting at fault, as the user wrote

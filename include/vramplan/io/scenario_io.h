@@ -32,7 +32,6 @@ struct ResolvedScenario {
   std::string gpu;                       // catalog id ("" = none chosen)
   std::optional<double> gpu_memory_gib;  // a GPU of any other capacity
   std::optional<double> host_memory_gib;  // node RAM (else the catalog GPU's typical node)
-  std::optional<int64_t> gpus_per_node;   // ranks per node (else the catalog GPU's)
   std::vector<std::string> warnings;     // model parsing notes, overridden preset fields, ...
   std::optional<Imported> imported;      // what "from" held, when the settings had it
   // Words of the user's settings read in a framework's vocabulary (framework_vocabulary.h); each
