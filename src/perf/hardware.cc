@@ -299,8 +299,8 @@ void fit_host(Fit& fit, int64_t host_rank_bytes, int64_t world_size, int64_t gpu
   fit.host_used_fraction =
       static_cast<double>(fit.host_node_bytes) / static_cast<double>(fit.host_memory_bytes);
   fit.host_verdict = fit.host_node_bytes > fit.host_memory_bytes ? Verdict::kOom
-                     : fit.host_used_fraction > kTightFraction  ? Verdict::kTight
-                                                                : Verdict::kFits;
+                     : fit.host_used_fraction > kTightFraction   ? Verdict::kTight
+                                                                 : Verdict::kFits;
 }
 
 std::vector<Fit> fit_table(const GpuCatalog& catalog, int64_t device_bytes) {

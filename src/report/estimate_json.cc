@@ -89,7 +89,7 @@ json fit_json(const Fit& f) {
                                          {"memory_bytes", f.host_memory_bytes},
                                          {"used_fraction", f.host_used_fraction},
                                          {"verdict", verdict_name(f.host_verdict)}}
-                                   : json(nullptr)}};
+                                  : json(nullptr)}};
 }
 
 }  // namespace

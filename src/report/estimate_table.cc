@@ -300,10 +300,9 @@ class TableWriter {
   void host_fit() {
     if (estimate_.peak.host_bytes == 0 && estimate_.peak.disk_bytes == 0) return;
     section(fmt::format("host memory · {} GiB per rank{}", gib(estimate_.peak.host_bytes),
-                        estimate_.peak.disk_bytes > 0
-                            ? fmt::format(", {} GiB NVMe swap per rank",
-                                          gib(estimate_.peak.disk_bytes))
-                            : ""));
+                        estimate_.peak.disk_bytes > 0 ? fmt::format(", {} GiB NVMe swap per rank",
+                                                                    gib(estimate_.peak.disk_bytes))
+                                                      : ""));
     if (estimate_.fit.empty() || !estimate_.fit.front().host_checked) {
       line(std::string(kIndent, ' ') + "node RAM not known: pass --host-memory-gib to check it");
       return;

@@ -89,7 +89,6 @@ Term bytes_per_param(Wide bytes_each_x8, const Shard& shard, const char* what, b
   return t;
 }
 
-
 CountsToward toward_of(OffloadTier t) {
   return t == OffloadTier::kNvme ? CountsToward::kDisk : CountsToward::kHost;
 }
@@ -242,9 +241,8 @@ void add_offload_buffers(const Context& c, const GpuParams& g, StageBuilder& out
       Term gpu{largest * grad_bytes, ""};
       Term host{largest * grad_bytes, ""};
       if (c.explain)
-        gpu.formula = host.formula = fmt::format("{} largest parameter × {} B",
-                                                 group_digits(largest),
-                                                 static_cast<int64_t>(grad_bytes));
+        gpu.formula = host.formula = fmt::format(
+            "{} largest parameter × {} B", group_digits(largest), static_cast<int64_t>(grad_bytes));
       out.add("offload gradient staging", std::move(gpu), CountsToward::kAllocated,
               kSourceZeroStaging);
       out.add("offload gradient staging (pinned host)", std::move(host), CountsToward::kHost,
@@ -326,8 +324,7 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
     Term master = bytes_per_param(32, opt_shard, "fp32 copy", c.explain);
     if (opt_off) {
       Term moved = split_off(master, f, c.explain);
-      out.add("master weights (offloaded)", std::move(moved), toward_of(off.optimizer),
-              off_source);
+      out.add("master weights (offloaded)", std::move(moved), toward_of(off.optimizer), off_source);
     }
     out.add("master weights", std::move(master), CountsToward::kAllocated, kSourceStates);
   }
@@ -347,8 +344,7 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
   if (c.explain) opt.formula += fmt::format(", P = {}", opt_shard.text);
   if (opt_off) {
     Term moved = split_off(opt, f, c.explain);
-    out.add("optimizer states (offloaded)", std::move(moved), toward_of(off.optimizer),
-            off_source);
+    out.add("optimizer states (offloaded)", std::move(moved), toward_of(off.optimizer), off_source);
   }
   out.add("optimizer states", std::move(opt), CountsToward::kAllocated, kSourceStates);
   add_offload_buffers(c, g, out);

@@ -126,8 +126,7 @@ TEST(Offload, ActivationsKeepTwoLayersOnTheGpu) {
   const StageEstimate a = run(s).stages[0];
   s.offload.activations = true;
   const StageEstimate b = run(s).stages[0];
-  EXPECT_EQ(bytes(b, "activations") + bytes(b, "activations (offloaded)"),
-            bytes(a, "activations"));
+  EXPECT_EQ(bytes(b, "activations") + bytes(b, "activations (offloaded)"), bytes(a, "activations"));
   EXPECT_EQ(bytes(b, "activations"), bytes(a, "activations") / 32 * 2);  // 2 of 32 inputs
 }
 

@@ -229,7 +229,8 @@ std::optional<Error> check_offload(const Scenario& s) {
                  "the GPU and is a CPU offload"};
   if (o.params != OffloadTier::kNone) {
     if (p.zero != 3 && !(fsdp && sharding_of(p).params))
-      return Error{"offload_params", par, "none unless zero is 3 or fsdp is full_shard/hybrid_shard",
+      return Error{"offload_params", par,
+                   "none unless zero is 3 or fsdp is full_shard/hybrid_shard",
                    "only ZeRO-3 (offload_param) and sharded FSDP (CPUOffload) keep parameters "
                    "off the GPU between uses"};
     if (o.params == OffloadTier::kNvme && o.optimizer == OffloadTier::kNone)

@@ -24,9 +24,7 @@ namespace vramplan {
 enum class CountsToward { kAllocated, kReserved, kDevice, kHost, kDisk };
 // "allocated" | "reserved" | "device" | "host" | "disk"
 std::string_view counts_toward_name(CountsToward c);
-inline bool on_gpu(CountsToward c) {
-  return c != CountsToward::kHost && c != CountsToward::kDisk;
-}
+inline bool on_gpu(CountsToward c) { return c != CountsToward::kHost && c != CountsToward::kDisk; }
 
 struct Row {
   std::string component;  // "weights", "gradients", "activations", ...

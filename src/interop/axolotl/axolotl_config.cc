@@ -373,10 +373,10 @@ class Reader {
         out_.set(key, value_text(*v), "offload_activations", on);
     }
     for (const char* name :
-         {"torch_compile", "liger_fused_linear_cross_entropy",
-          "cut_cross_entropy", "liger_glu_activation", "liger_rms_norm", "liger_rope",
-          "liger_layer_norm", "unsloth_lora_mlp", "unsloth_lora_qkv", "unsloth_lora_o",
-          "unsloth_cross_entropy_loss", "chunked_cross_entropy"}) {
+         {"torch_compile", "liger_fused_linear_cross_entropy", "cut_cross_entropy",
+          "liger_glu_activation", "liger_rms_norm", "liger_rope", "liger_layer_norm",
+          "unsloth_lora_mlp", "unsloth_lora_qkv", "unsloth_lora_o", "unsloth_cross_entropy_loss",
+          "chunked_cross_entropy"}) {
       const json* v = k_.take_set(name);
       if (v == nullptr) continue;
       if (hf::bool_or(*v, true))

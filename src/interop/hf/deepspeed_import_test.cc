@@ -85,8 +85,8 @@ TEST(DeepspeedImport, OffloadDevicesAndRatio) {
       "", beside);
   ASSERT_TRUE(ratio.ok()) << ratio.error().message();
   EXPECT_EQ(ratio->settings["optimizer_offload_fraction"], 0.3);
-  Result<Imported> old = import_config(R"({"zero_optimization": {"stage": 2, "cpu_offload": true}})",
-                                       "", beside);
+  Result<Imported> old =
+      import_config(R"({"zero_optimization": {"stage": 2, "cpu_offload": true}})", "", beside);
   ASSERT_TRUE(old.ok()) << old.error().message();
   EXPECT_EQ(old->settings["offload_optimizer"], "cpu");
 }

@@ -301,7 +301,8 @@ class Importer {
       if (offload)
         out_.set("--optimizer-offload-fraction", *v, "optimizer_offload_fraction", *f);
       else
-        out_.understood("--optimizer-offload-fraction", *v, "no effect without --optimizer-cpu-offload");
+        out_.understood("--optimizer-offload-fraction", *v,
+                        "no effect without --optimizer-cpu-offload");
     }
     return std::nullopt;
   }

@@ -221,8 +221,9 @@ std::optional<Error> precision(const Scenario& s, const Layout& l, Toml& toml) {
   const bool cpu = o.params == OffloadTier::kCpu && o.optimizer == OffloadTier::kCpu &&
                    o.optimizer_fraction == 1.0;
   if (o.activations || (o.any() && !cpu))
-    return no("torchtitan offloads only FSDP's parameters with their optimizer (enable_cpu_offload)",
-              "offload_params cpu with offload_optimizer cpu, or no offload");
+    return no(
+        "torchtitan offloads only FSDP's parameters with their optimizer (enable_cpu_offload)",
+        "offload_params cpu with offload_optimizer cpu, or no offload");
   if (cpu) toml.add("training", "enable_cpu_offload", "true");
   if (pure) {
     toml.add("training", "dtype", quoted("bfloat16"));
