@@ -35,16 +35,21 @@ expect_json "d['peak']['disk_bytes'] > 0"
 case_name "params offload without ZeRO-3 or FSDP is an error naming the flag"
 run estimate --model Llama-3.1-8B --gpus 8 --zero 2 --offload-params cpu
 expect_exit 2
-expect_stderr_contains "offload_params"
+expect_stderr_contains "--offload-params"
 
 case_name "a fraction outside (0, 1] is an error"
 run estimate --model Llama-3.1-8B --gpus 8 --distributed-optimizer --offload-optimizer cpu --optimizer-offload-fraction 1.5
 expect_exit 2
-expect_stderr_contains "optimizer_offload_fraction"
+expect_stderr_contains "--optimizer-offload-fraction"
 
 case_name "an unknown tier is an error listing the accepted ones"
 run estimate --model Llama-3.1-8B --gpus 8 --zero 3 --offload-optimizer disk
 expect_exit 2
 expect_stderr_contains "none, cpu, nvme"
+
+case_name "plan does not search offload yet, and says so"
+run plan --model Llama-3.1-8B --gpus 8 --global-batch 64 --offload-optimizer cpu
+expect_exit 2
+expect_stderr_contains "--offload-optimizer"
 
 finish
