@@ -24,6 +24,16 @@ Result<std::vector<Fit>> fit_rows(const std::string& gpu_id, std::optional<doubl
   return rows;
 }
 
+void add_host_fit(const ResolvedScenario& resolved, Estimate& estimate) {
+  const GpuCatalog& catalog = builtin_gpus();
+  for (Fit& f : estimate.fit) {
+    const Gpu* gpu = catalog.find(f.gpu);
+    const int64_t per_node = gpu ? gpu->gpus_per_node : 8;
+    const double ram = resolved.host_memory_gib.value_or(gpu ? gpu->host_memory_gib : 0.0);
+    fit_host(f, estimate.peak.host_bytes, estimate.world_size, per_node, ram);
+  }
+}
+
 Result<SettingsEstimate> estimate_settings(const nlohmann::json& settings,
                                            const FileReader& read_file,
                                            const ModelFetcher& fetch_model,
@@ -38,6 +48,7 @@ Result<SettingsEstimate> estimate_settings(const nlohmann::json& settings,
   Result<std::vector<Fit>> fits = fit_rows(out.resolved, out.estimate.peak.device_bytes);
   if (!fits) return fits.error();
   out.estimate.fit = std::move(fits).value();
+  add_host_fit(out.resolved, out.estimate);
   std::vector<std::string>& warnings = out.estimate.warnings;
   warnings.insert(warnings.begin(), out.resolved.warnings.begin(), out.resolved.warnings.end());
   return out;

@@ -133,6 +133,25 @@ constexpr OptionSpec kOptions[] = {
     {"fsdp_prefetch", K::kInteger, "parallelism", "1", "FSDP/ZeRO-3 units all-gathered ahead", ""},
     {"distributed_optimizer", K::kBool, "parallelism", "false",
      "Megatron distributed optimizer: optimizer state and master weights sharded over dp·cp", ""},
+    // Offload (docs/offload.md)
+    {"offload_optimizer", K::kChoice, "offload", "none",
+     "where the optimizer states, fp32 master weights and fp32 gradients live: cpu (DeepSpeed "
+     "ZeRO-Offload with zero 1-3, FSDP CPU offload, Megatron --optimizer-cpu-offload with the "
+     "distributed optimizer) or nvme (ZeRO-Infinity, zero 3)",
+     "none, cpu, nvme"},
+    {"offload_params", K::kChoice, "offload", "none",
+     "where the sharded parameters live between uses: cpu (DeepSpeed offload_param, FSDP "
+     "CPUOffload(offload_params=True)) or nvme (ZeRO-Infinity); needs zero 3 or a sharding fsdp",
+     "none, cpu, nvme"},
+    {"optimizer_offload_fraction", K::kNumber, "offload", "1",
+     "share of the optimizer offloaded, the rest stepping on the GPU (Megatron "
+     "--optimizer-offload-fraction, DeepSpeed offload_optimizer.ratio with zero 3)",
+     ""},
+    {"offload_activations", K::kBool, "offload", "false",
+     "saved activations go to pinned host memory in the forward and come back for the backward "
+     "(torchtune enable_activation_offloading, Megatron fine-grained activation offloading); "
+     "the GPU keeps two layers' worth",
+     ""},
     {"first_stage_layers", K::kInteger, "parallelism", "even split",
      "decoder layers on the first pipeline stage", ""},
     {"last_stage_layers", K::kInteger, "parallelism", "even split",
@@ -228,6 +247,8 @@ constexpr OptionSpec kOptions[] = {
     {"gpu", K::kText, "hardware", "h100-80gb",
      "GPU to fit on (see `vramplan gpus`); every catalog GPU is listed too", ""},
     {"gpu_memory_gib", K::kNumber, "hardware", "", "fit on a GPU of this many GiB instead", ""},
+    {"host_memory_gib", K::kNumber, "hardware", "the GPU's typical node (catalog host_memory_gib)",
+     "host RAM of one node, for the host-memory fit of offloaded rows", ""},
     {"cuda_context_gib", K::kNumber, "overheads", "0.586 (600 MiB)",
      "CUDA context and kernels per GPU", ""},
     {"nccl_gib_per_group", K::kNumber, "overheads", "0.5",

@@ -134,6 +134,17 @@ Result<PlanRequest> request_from(const json& settings, const FileReader& read_fi
   Result<ResolvedScenario> resolved = resolve_scenario(scenario_keys, read_file);
   if (!resolved) return resolved.error();
   r.base = resolved->scenario;
+  // The search's memory model (training/fast_memory) has no offload rows yet: say so rather than
+  // plan as if the setting were not there.
+  if (const Offload& o = r.base.offload; o.any()) {
+    const char* key = o.optimizer != OffloadTier::kNone ? "offload_optimizer"
+                      : o.params != OffloadTier::kNone  ? "offload_params"
+                                                        : "offload_activations";
+    const std::string value =
+        settings.contains(key) ? setting_text(settings.at(key)) : "(from the imported run)";
+    return Error{key, value, "none (plan does not search offload yet)",
+                 "estimate the layout with offload instead (docs/offload.md)"};
+  }
   Result<PlanSpace> space = space_from(scenario_keys, r.base);
   if (!space) return space.error();
   r.space = *std::move(space);

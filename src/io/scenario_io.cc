@@ -342,7 +342,27 @@ std::optional<Error> read_overheads(const SettingReader& r, Overheads& o) {
   return r.number("allocator_overhead", o.allocator_fraction);
 }
 
+std::optional<Error> read_offload(const SettingReader& r, Offload& o) {
+  if (auto e = r.choice("offload_optimizer", kOffloadTierNames, o.optimizer)) return e;
+  if (auto e = r.choice("offload_params", kOffloadTierNames, o.params)) return e;
+  if (auto e = r.number("optimizer_offload_fraction", o.optimizer_fraction)) return e;
+  return r.boolean("offload_activations", o.activations);
+}
+
+std::optional<Error> read_host(const SettingReader& r, ResolvedScenario& out) {
+  if (r.has("host_memory_gib")) {
+    double gib = 0;
+    if (auto e = r.number("host_memory_gib", gib)) return e;
+    if (!(gib > 0 && gib <= 1e7))
+      return Error{"host_memory_gib", fmt::format("{}", gib),
+                   "a capacity above 0 and at most 10,000,000 GiB", ""};
+    out.host_memory_gib = gib;
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> read_hardware(const SettingReader& r, ResolvedScenario& out) {
+  if (auto e = read_host(r, out)) return e;
   if (auto e = r.text("gpu", out.gpu)) return e;
   if (!r.has("gpu_memory_gib")) return std::nullopt;
   double gib = 0;
@@ -418,6 +438,7 @@ Result<ResolvedScenario> resolve_settings(const json& settings, const FileReader
   if (auto e = default_batch(r, out)) return *e;
   if (auto e = read_conventions(r, out.scenario.conventions)) return *e;
   if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
+  if (auto e = read_offload(r, out.scenario.offload)) return *e;
   if (auto e = read_hardware(r, out)) return *e;
   return out;
 }

@@ -138,6 +138,7 @@ std::optional<Error> read_speeds(const json& gpu, const std::string& path, Gpu& 
       {"hbm_gbps", kMaxGbps, "GB/s", &out.hbm_gbps},
       {"nvlink_gbps", kMaxGbps, "GB/s", &out.nvlink_gbps},
       {"inter_node_gbps", kMaxGbps, "GB/s", &out.inter_node_gbps},
+      {"host_memory_gib", 1e7, "GiB", &out.host_memory_gib},
   };
   for (const auto& speed : speeds) {
     if (auto e = read_speed(gpu, path, speed.key, speed.max, speed.unit, *speed.field)) return e;
@@ -263,7 +264,11 @@ Gpu custom_gpu(double gib) {
 }
 
 Fit fit_on(const Gpu& gpu, int64_t device_bytes) {
-  Fit fit{gpu.id, gpu.name, gpu.nominal_bytes, gpu.usable_bytes, 0.0, Verdict::kFits};
+  Fit fit;
+  fit.gpu = gpu.id;
+  fit.name = gpu.name;
+  fit.nominal_bytes = gpu.nominal_bytes;
+  fit.usable_bytes = gpu.usable_bytes;
   if (gpu.usable_bytes > 0) {
     fit.used_fraction = static_cast<double>(device_bytes) / static_cast<double>(gpu.usable_bytes);
   } else if (device_bytes > 0) {
@@ -276,6 +281,26 @@ Fit fit_on(const Gpu& gpu, int64_t device_bytes) {
     fit.verdict = Verdict::kTight;
   }
   return fit;
+}
+
+void fit_host(Fit& fit, int64_t host_rank_bytes, int64_t world_size, int64_t gpus_per_node,
+              double host_memory_gib) {
+  fit.host_checked = false;
+  if (!(host_memory_gib > 0) || gpus_per_node < 1) return;
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  fit.host_checked = true;
+  fit.gpus_per_node = std::min(gpus_per_node, std::max<int64_t>(world_size, 1));
+  // Saturate rather than overflow: a rank's host bytes are below 2^62 (StageBuilder's bound).
+  const __int128 node = static_cast<__int128>(fit.gpus_per_node) * host_rank_bytes;
+  fit.host_node_bytes = node > std::numeric_limits<int64_t>::max()
+                            ? std::numeric_limits<int64_t>::max()
+                            : static_cast<int64_t>(node);
+  fit.host_memory_bytes = static_cast<int64_t>(std::llround(host_memory_gib * kGiB));
+  fit.host_used_fraction =
+      static_cast<double>(fit.host_node_bytes) / static_cast<double>(fit.host_memory_bytes);
+  fit.host_verdict = fit.host_node_bytes > fit.host_memory_bytes ? Verdict::kOom
+                     : fit.host_used_fraction > kTightFraction   ? Verdict::kTight
+                                                                 : Verdict::kFits;
 }
 
 std::vector<Fit> fit_table(const GpuCatalog& catalog, int64_t device_bytes) {

@@ -53,6 +53,8 @@ json stage_json(const StageEstimate& stage) {
           {"reserved_bytes_high", stage.reserved_bytes_high},
           {"device_bytes_low", stage.device_bytes_low},
           {"device_bytes_high", stage.device_bytes_high},
+          {"host_bytes", stage.host_bytes},
+          {"disk_bytes", stage.disk_bytes},
           {"phases", phases_json(stage)},
           {"peak_phase", stage.peak_phase}};
 }
@@ -70,7 +72,9 @@ json peak_object(const Estimate& e) {
           {"reserved_bytes_low", e.peak.reserved_bytes_low},
           {"reserved_bytes_high", e.peak.reserved_bytes_high},
           {"device_bytes_low", e.peak.device_bytes_low},
-          {"device_bytes_high", e.peak.device_bytes_high}};
+          {"device_bytes_high", e.peak.device_bytes_high},
+          {"host_bytes", e.peak.host_bytes},
+          {"disk_bytes", e.peak.disk_bytes}};
 }
 
 json fit_json(const Fit& f) {
@@ -79,7 +83,13 @@ json fit_json(const Fit& f) {
           {"nominal_bytes", f.nominal_bytes},
           {"usable_bytes", f.usable_bytes},
           {"used_fraction", f.used_fraction},
-          {"verdict", verdict_name(f.verdict)}};
+          {"verdict", verdict_name(f.verdict)},
+          {"host", f.host_checked ? json{{"gpus_per_node", f.gpus_per_node},
+                                         {"node_bytes", f.host_node_bytes},
+                                         {"memory_bytes", f.host_memory_bytes},
+                                         {"used_fraction", f.host_used_fraction},
+                                         {"verdict", verdict_name(f.host_verdict)}}
+                                  : json(nullptr)}};
 }
 
 }  // namespace

@@ -86,6 +86,7 @@ class TableWriter {
     bars();
     peak();
     fits();
+    host_fit();
     warnings();
     return std::move(out_);
   }
@@ -175,13 +176,20 @@ class TableWriter {
       table_row(comp_w, fmt::format("total {}", total.name), gib(stage.*total.bytes), "",
                 total.measured_by);
     }
+    if (stage.host_bytes > 0)
+      table_row(comp_w, "total host", gib(stage.host_bytes), "",
+                "one rank's host memory: the rows counting toward host (docs/offload.md)");
+    if (stage.disk_bytes > 0)
+      table_row(comp_w, "total disk", gib(stage.disk_bytes), "",
+                "one rank's NVMe swap: the rows counting toward disk");
   }
 
   int64_t bar_scale() const {
     int64_t scale = 1;
     for (const StageEstimate& stage : estimate_.stages) {
       int64_t sum = 0;
-      for (const Row& row : stage.rows) sum += std::max<int64_t>(row.bytes, 0);
+      for (const Row& row : stage.rows)
+        if (on_gpu(row.counts_toward)) sum += std::max<int64_t>(row.bytes, 0);
       scale = std::max({scale, sum, stage.device_bytes});
     }
     return scale;
@@ -194,6 +202,7 @@ class TableWriter {
     int64_t running = 0;
     int drawn = 0;
     for (const Row& row : stage.rows) {
+      if (!on_gpu(row.counts_toward)) continue;  // the bar is GPU memory
       running += std::max<int64_t>(row.bytes, 0);
       const int end = static_cast<int>(static_cast<double>(running) * cells / scale + 0.5);
       text += palette_.cells(row.component, end - drawn);
@@ -285,6 +294,24 @@ class TableWriter {
           pad_left(fmt::format("{:.1f}%", f.used_fraction * 100), 8), verdict_text(f.verdict),
           name_w > 0 ? std::string(pad + 2, ' ') + truncate(f.name, name_w) : ""));
     }
+  }
+
+  // The node's host memory (offload, docs/offload.md) against the chosen GPU's node.
+  void host_fit() {
+    if (estimate_.peak.host_bytes == 0 && estimate_.peak.disk_bytes == 0) return;
+    section(fmt::format("host memory · {} GiB per rank{}", gib(estimate_.peak.host_bytes),
+                        estimate_.peak.disk_bytes > 0 ? fmt::format(", {} GiB NVMe swap per rank",
+                                                                    gib(estimate_.peak.disk_bytes))
+                                                      : ""));
+    if (estimate_.fit.empty() || !estimate_.fit.front().host_checked) {
+      line(std::string(kIndent, ' ') + "node RAM not known: pass --host-memory-gib to check it");
+      return;
+    }
+    const Fit& f = estimate_.fit.front();
+    line(fmt::format("{}{} ranks × {} GiB = {} GiB of {} GiB node RAM ({}): {:.1f}%  {}",
+                     std::string(kIndent, ' '), f.gpus_per_node, gib(estimate_.peak.host_bytes),
+                     gib(f.host_node_bytes), gib(f.host_memory_bytes), f.gpu,
+                     f.host_used_fraction * 100, verdict_text(f.host_verdict)));
   }
 
   void warnings() {

@@ -144,9 +144,9 @@ TEST(EstimateToJson, StagesAndRows) {
   EXPECT_EQ(keys(stage),
             (std::vector<std::string>{
                 "allocated_bytes", "allocated_bytes_high", "allocated_bytes_low", "device_bytes",
-                "device_bytes_high", "device_bytes_low", "in_flight_microbatches", "layer_ids",
-                "layers", "name", "peak_phase", "phases", "ranks", "reserved_bytes",
-                "reserved_bytes_high", "reserved_bytes_low", "rows"}));
+                "device_bytes_high", "device_bytes_low", "disk_bytes", "host_bytes",
+                "in_flight_microbatches", "layer_ids", "layers", "name", "peak_phase", "phases",
+                "ranks", "reserved_bytes", "reserved_bytes_high", "reserved_bytes_low", "rows"}));
   EXPECT_EQ(stage["name"], "stage 1 of 2 (first)");
   EXPECT_EQ(stage["ranks"], nlohmann::json::array({0}));
   EXPECT_EQ(stage["layer_ids"].size(), 16u);
@@ -193,8 +193,8 @@ TEST(EstimateToJson, ScenarioEchoesResolvedInputs) {
   s.parallel.schedule = Schedule::kInterleaved;
   s.parallel.fsdp = FsdpMode::kHybridShard;
   const nlohmann::json j = estimate_to_json(s, small_estimate())["scenario"];
-  EXPECT_EQ(keys(j), (std::vector<std::string>{"conventions", "finetune", "model", "overheads",
-                                               "parallel", "training"}));
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"conventions", "finetune", "model", "offload",
+                                               "overheads", "parallel", "training"}));
   EXPECT_EQ(j["conventions"]["framework"], "none");
   EXPECT_EQ(j["conventions"]["gated_mlp_tensors"], 3);
   EXPECT_EQ(j["model"]["name"], "Test-8B");

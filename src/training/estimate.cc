@@ -135,7 +135,11 @@ void add_finetune_rows(std::vector<FinetuneRow> rows, StageBuilder& out) {
 
 void total_up(StageEstimate& stage) {
   stage.allocated_bytes = stage.reserved_bytes = stage.device_bytes = 0;
+  stage.host_bytes = stage.disk_bytes = 0;
   for (const Row& r : stage.rows) {
+    if (r.counts_toward == CountsToward::kHost) stage.host_bytes += r.bytes;
+    if (r.counts_toward == CountsToward::kDisk) stage.disk_bytes += r.bytes;
+    if (!on_gpu(r.counts_toward)) continue;
     if (r.counts_toward == CountsToward::kAllocated) stage.allocated_bytes += r.bytes;
     if (r.counts_toward != CountsToward::kDevice) stage.reserved_bytes += r.bytes;
     stage.device_bytes += r.bytes;
@@ -147,6 +151,10 @@ void total_up(StageEstimate& stage) {
 void add_bands(StageEstimate& stage, const UncertaintyBands& bands) {
   int64_t alloc_low = 0, alloc_high = 0, device_low = 0, device_high = 0;
   for (Row& r : stage.rows) {
+    if (!on_gpu(r.counts_toward)) {  // off the GPU: no measurement to spread them by
+      r.bytes_low = r.bytes_high = r.bytes;
+      continue;
+    }
     if (r.counts_toward == CountsToward::kReserved) continue;
     const ErrorSpread& spread = r.counts_toward == CountsToward::kDevice ? bands.device
                                 : is_activation_row(r)                   ? bands.activations
@@ -328,7 +336,13 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
                       st.reserved_bytes_low,
                       st.reserved_bytes_high,
                       st.device_bytes_low,
-                      st.device_bytes_high};
+                      st.device_bytes_high,
+                      0,
+                      0};
+  }
+  for (const StageEstimate& st : est.stages) {
+    est.peak.host_bytes = std::max(est.peak.host_bytes, st.host_bytes);
+    est.peak.disk_bytes = std::max(est.peak.disk_bytes, st.disk_bytes);
   }
   add_warnings(s, est.microbatches, est);
   return est;

@@ -2,6 +2,7 @@
 // the embedding, and the last stage's head, logits and loss.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -24,6 +25,11 @@ constexpr const char* kSourceRecompute =
 constexpr const char* kSourceStageOutputs =
     "torch.distributed.pipelining / nanotron / DeepSpeed pipeline engines keep each sent "
     "activation until its backward (docs/frameworks.md)";
+
+constexpr const char* kSourceActivationOffload =
+    "torchtune training/_activation_offloading.py (OffloadActivations: saved tensors to pinned "
+    "CPU memory in the forward, prefetched back in the backward); Megatron-LM fine-grained "
+    "activation offloading (--fine-grained-activation-offloading)";
 
 constexpr const char* kSourceLastOutputs =
     "torch.distributed.pipelining stage.py (PipelineStage.forward_one_chunk appends each "
@@ -167,7 +173,31 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
                                vpp > 1 ? "chunk-microbatches" : "microbatches", layers,
                                vpp > 1 ? fmt::format(" / vpp {}", vpp) : "", per_layer);
   }
-  out.add("activations", std::move(acts), CountsToward::kAllocated, kSourceActivations);
+  if (c.s.offload.activations) {
+    // Activation offloading (torchtune OffloadActivations, Megatron fine-grained activation
+    // offloading): each layer's saved tensors are copied to pinned host memory as the forward
+    // leaves it and brought back one layer ahead of the backward. The GPU holds two layers' worth
+    // at a time: the layer computing and the one in transfer.
+    Wide per_layer = 0;
+    if (mix.dense > 0) per_layer = std::max(per_layer, c.dense_layer.bytes);
+    if (mix.moe > 0) per_layer = std::max(per_layer, c.moe_layer.bytes);
+    if (mix.recomputed > 0) per_layer = std::max(per_layer, c.layer_input.bytes);
+    for (const auto& [name, entry] : mix.kinds)  // hybrid models: each layer kind's own bytes
+      if (entry.first > 0) per_layer = std::max(per_layer, entry.second.bytes);
+    const Wide kept = std::min(acts.bytes, 2 * per_layer);
+    Term host{acts.bytes - kept, c.explain ? fmt::format("({}) - 2 layers kept on the GPU ({})",
+                                                         acts.formula, short_bytes(kept))
+                                           : ""};
+    Term gpu{kept, c.explain ? fmt::format("2 layers × {} (the layer computing and the one in "
+                                           "transfer)",
+                                           short_bytes(per_layer))
+                             : ""};
+    out.add("activations", std::move(gpu), CountsToward::kAllocated, kSourceActivationOffload);
+    out.add("activations (offloaded)", std::move(host), CountsToward::kHost,
+            kSourceActivationOffload);
+  } else {
+    out.add("activations", std::move(acts), CountsToward::kAllocated, kSourceActivations);
+  }
 
   if (mix.recomputed > 0) {
     // Backward re-runs one layer forward at a time; its full activations are alive meanwhile.

@@ -11,6 +11,10 @@ std::string_view counts_toward_name(CountsToward c) {
       return "reserved";
     case CountsToward::kDevice:
       return "device";
+    case CountsToward::kHost:
+      return "host";
+    case CountsToward::kDisk:
+      return "disk";
   }
   return "allocated";
 }

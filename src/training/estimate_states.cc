@@ -2,6 +2,8 @@
 // master weights, optimizer states, and the buffers FSDP / ZeRO-3 gather.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "training/activations.h"
@@ -33,6 +35,28 @@ constexpr const char* kSourceUnshardedStage =
     "torch.distributed.pipelining stage.py backward_maybe_with_nosync "
     "(set_requires_gradient_sync(False) until the last backward); FSDP2 fsdp_param.py "
     "to_accumulated_grad_if_needed (reduce-dtype accumulation)";
+
+constexpr const char* kSourceZeroOffload =
+    "DeepSpeed ZeRO-Offload (Ren et al. 2021, arXiv 2101.06840): fp32 master weights, Adam "
+    "states and the fp32 gradient partition in pinned host memory; deepspeed/runtime/zero/"
+    "stage_1_and_2.py (single_partition_of_fp32_groups on the CPU), stage3.py "
+    "(fp32_partitioned_groups_flat); ZeRO-Infinity (arXiv 2104.07857) swaps them to NVMe";
+constexpr const char* kSourceZeroStaging =
+    "deepspeed/runtime/zero/stage_1_and_2.py (cpu_offload: temp_grad_buffer_for_gpu_offload and "
+    "the pinned temp_grad_buffer_for_cpu_offload, largest_param_numel each); stage3.py "
+    "(offload_optimizer: temp_grad_buffer_for_gpu_offload + temp_grad_gpu_buffer, "
+    "largest_partitioned_param_numel each)";
+constexpr const char* kSourceNvmeBuffers =
+    "DeepSpeed offload_param (buffer_count 5 × buffer_size 1e8 pinned elements) and "
+    "offload_optimizer nvme (buffer_count 4 swap buffers; deepspeed/runtime/swap_tensor/"
+    "partitioned_optimizer_swapper.py), docs: deepspeed.ai/docs/config-json";
+constexpr const char* kSourceFsdpOffload =
+    "torch.distributed.fsdp CPUOffload(offload_params=True) / FSDP2 CPUOffloadPolicy: sharded "
+    "parameters and gradients live on the CPU and the optimizer steps there";
+constexpr const char* kSourceMegatronOffload =
+    "Megatron-LM megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py "
+    "(HybridDeviceOptimizer: --optimizer-offload-fraction of the parameters get a CPU fp32 copy, "
+    "CPU gradients and a CPU Adam; the rest stay on the GPU)";
 
 std::string sharded_text(Wide group, bool sharded) {
   return sharded && group > 1 ? fmt::format(" / {}", static_cast<int64_t>(group)) : "";
@@ -66,6 +90,49 @@ Term bytes_per_param(Wide bytes_each_x8, const Shard& shard, const char* what, b
     t.formula = fmt::format("{} B/param ({}) × {} params", static_cast<double>(bytes_each_x8) / 8,
                             what, shard.text);
   return t;
+}
+
+CountsToward toward_of(OffloadTier t) {
+  return t == OffloadTier::kNvme ? CountsToward::kDisk : CountsToward::kHost;
+}
+
+// Splits an optimizer-side row by the offloaded fraction: the GPU keeps 1 - f of it, the host
+// (or NVMe) f. Returns the part offloaded; `t` keeps the GPU part.
+Term split_off(Term& t, double fraction, bool explain) {
+  const Wide whole = t.bytes;
+  const auto off =
+      static_cast<Wide>(std::llround(static_cast<double>(whole) * fraction));  // f of the row
+  Term moved{off, ""};
+  t.bytes = whole - off;
+  if (explain) {
+    if (fraction < 1.0) {
+      moved.formula = fmt::format("{} × ({})", fraction, t.formula);
+      t.formula = fmt::format("{} × ({})", 1.0 - fraction, t.formula);
+    } else {
+      moved.formula = t.formula;
+    }
+  }
+  return moved;
+}
+
+// The largest single parameter tensor one GPU holds (DeepSpeed's largest_param_numel): the
+// vocabulary matrix V/t·h, a dense MLP matrix f/t·h or an expert's f_e·h.
+Wide largest_param_tensor(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  const Wide tp = s.parallel.tp;
+  Wide largest = ceil_div(Wide{m.vocab} * m.hidden, tp);
+  largest = std::max(largest, ceil_div(Wide{m.ffn} * m.hidden, tp));
+  largest = std::max(largest, Wide{m.moe.expert_ffn} * m.hidden);
+  return largest;
+}
+
+// Which framework's offload the scenario runs: DeepSpeed (zero), FSDP, or Megatron's
+// distributed optimizer (scenario_checks.cc check_offload allows no other).
+enum class OffloadKind { kZero, kFsdp, kMegatron };
+OffloadKind offload_kind(const Parallelism& p) {
+  if (p.zero > 0) return OffloadKind::kZero;
+  if (p.fsdp != FsdpMode::kNone) return OffloadKind::kFsdp;
+  return OffloadKind::kMegatron;
 }
 
 // Copies some frameworks keep beside the weights and gradients (Conventions, frameworks.h).
@@ -153,6 +220,63 @@ void add_unsharded_stage(const Context& c, const GpuParams& g, StageBuilder& out
   out.add(kUnshardedStageRow, std::move(t), CountsToward::kAllocated, kSourceUnshardedStage);
 }
 
+// The staging buffers an offload keeps beside the states it moved (kSourceZeroStaging,
+// kSourceNvmeBuffers). FSDP stages through its unsharded parameter buffers, Megatron through
+// the gradient buffer it already has: neither adds one.
+void add_offload_buffers(const Context& c, const GpuParams& g, StageBuilder& out) {
+  const Offload& off = c.s.offload;
+  const Training& tr = c.s.training;
+  const Parallelism& par = c.s.parallel;
+  if (offload_kind(par) != OffloadKind::kZero) return;
+  const Wide grad_bytes = bytes_of(1, tr.grad_dtype);
+  if (off.optimizer != OffloadTier::kNone) {
+    const Wide largest = largest_param_tensor(c.s);
+    if (par.zero == 3) {
+      const Wide part = ceil_div(largest, c.sharding.dense_group);
+      Term t{2 * part * grad_bytes, ""};
+      if (c.explain)
+        t.formula = fmt::format("2 buffers × ⌈{} / {}⌉ largest partitioned parameter × {} B",
+                                group_digits(largest), static_cast<int64_t>(c.sharding.dense_group),
+                                static_cast<int64_t>(grad_bytes));
+      out.add("offload gradient staging", std::move(t), CountsToward::kAllocated,
+              kSourceZeroStaging);
+    } else {
+      Term gpu{largest * grad_bytes, ""};
+      Term host{largest * grad_bytes, ""};
+      if (c.explain)
+        gpu.formula = host.formula = fmt::format(
+            "{} largest parameter × {} B", group_digits(largest), static_cast<int64_t>(grad_bytes));
+      out.add("offload gradient staging", std::move(gpu), CountsToward::kAllocated,
+              kSourceZeroStaging);
+      out.add("offload gradient staging (pinned host)", std::move(host), CountsToward::kHost,
+              kSourceZeroStaging);
+    }
+  }
+  if (off.params == OffloadTier::kNvme) {
+    // offload_param: buffer_count 5 × buffer_size 1e8 elements of the parameter dtype, pinned.
+    constexpr Wide kParamBuffers = 5, kParamBufferElements = 100'000'000;
+    Term t{kParamBuffers * kParamBufferElements * bytes_of(1, tr.param_dtype), ""};
+    if (c.explain)
+      t.formula = fmt::format("buffer_count 5 × buffer_size 1e8 × {} B",
+                              static_cast<int64_t>(bytes_of(1, tr.param_dtype)));
+    out.add("NVMe parameter swap buffers (pinned host)", std::move(t), CountsToward::kHost,
+            kSourceNvmeBuffers);
+  }
+  if (off.optimizer == OffloadTier::kNvme) {
+    // offload_optimizer nvme: buffer_count 4 swap buffers, each one sub-group's fp32 parameters
+    // (sub_group_size 1e9 elements, at most the rank's partition).
+    constexpr Wide kOptBuffers = 4, kSubGroup = 1'000'000'000;
+    const Wide part = ceil_div(g.dense + g.expert, c.sharding.dense_group);
+    const Wide elements = std::min(kSubGroup, part);
+    Term t{kOptBuffers * elements * 4, ""};
+    if (c.explain)
+      t.formula = fmt::format("buffer_count 4 × min(sub_group_size 1e9, partition {}) × 4 B",
+                              group_digits(part));
+    out.add("NVMe optimizer swap buffers (pinned host)", std::move(t), CountsToward::kHost,
+            kSourceNvmeBuffers);
+  }
+}
+
 }  // namespace
 
 // One unit being computed plus those prefetched are all-gathered in full (fsdp_gathered_params:
@@ -205,30 +329,75 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
 void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
   const Training& tr = c.s.training;
   const Sharding& sh = c.sharding;
-  add_weights(c, g, out);
+  const Offload& off = c.s.offload;
+  const OffloadKind kind = offload_kind(c.s.parallel);
+  const bool opt_off = off.optimizer != OffloadTier::kNone;
+  const bool params_off = off.params != OffloadTier::kNone;
+  const double f = off.optimizer_fraction;
+  if (params_off) {
+    // The parameter shard lives off the GPU; the GPU gathers each unit from it (the unsharded
+    // parameter buffers below).
+    Term w = bytes_per_param(bits_of(tr.param_dtype), shard_of(g, sh, true, c.explain),
+                             std::string(dtype_name(tr.param_dtype)).c_str(), c.explain);
+    out.add("weights (offloaded)", std::move(w), toward_of(off.params),
+            kind == OffloadKind::kFsdp ? kSourceFsdpOffload : kSourceZeroOffload);
+  } else {
+    add_weights(c, g, out);
+  }
 
   const bool fp32_grads = tr.fp32_grad_accumulation;
   const DType grad_type = fp32_grads ? DType::kFp32 : tr.grad_dtype;
   std::string grad_what =
       fp32_grads ? "fp32 accumulation buffer" : std::string(dtype_name(grad_type));
-  out.add("gradients",
-          bytes_per_param(bits_of(grad_type), shard_of(g, sh, sh.grads, c.explain),
-                          grad_what.c_str(), c.explain),
-          CountsToward::kAllocated, kSourceStates);
+  Term grads = bytes_per_param(bits_of(grad_type), shard_of(g, sh, sh.grads, c.explain),
+                               grad_what.c_str(), c.explain);
+  if (opt_off && kind == OffloadKind::kFsdp) {
+    // FSDP CPU offload: the sharded gradients are copied to the CPU after the reduce-scatter.
+    out.add("gradients (offloaded)", std::move(grads), CountsToward::kHost, kSourceFsdpOffload);
+  } else if (opt_off && kind == OffloadKind::kZero && c.s.parallel.zero >= 2) {
+    // ZeRO-2/3 offload: each reduced gradient partition goes straight to the host's fp32
+    // partition (below); the GPU keeps only the (1 - ratio) share ZeRO-3 steps on the GPU.
+    split_off(grads, f, c.explain);  // that share is the host fp32 copy added below
+    out.add("gradients", std::move(grads), CountsToward::kAllocated, kSourceStates);
+  } else {
+    out.add("gradients", std::move(grads), CountsToward::kAllocated, kSourceStates);
+  }
 
   add_framework_copies(c, g, out);
 
   const Shard opt_shard = shard_of(g, sh, sh.optimizer, c.explain);
-  if (tr.master_weights && tr.param_dtype != DType::kFp32)
-    out.add("master weights", bytes_per_param(32, opt_shard, "fp32 copy", c.explain),
-            CountsToward::kAllocated, kSourceStates);
+  const char* off_source = kind == OffloadKind::kFsdp       ? kSourceFsdpOffload
+                           : kind == OffloadKind::kMegatron ? kSourceMegatronOffload
+                                                            : kSourceZeroOffload;
+  // The fp32 master copy (parameters below fp32) moves with the optimizer that steps it.
+  if (tr.master_weights && tr.param_dtype != DType::kFp32) {
+    Term master = bytes_per_param(32, opt_shard, "fp32 copy", c.explain);
+    if (opt_off) {
+      Term moved = split_off(master, f, c.explain);
+      out.add("master weights (offloaded)", std::move(moved), toward_of(off.optimizer), off_source);
+    }
+    out.add("master weights", std::move(master), CountsToward::kAllocated, kSourceStates);
+  }
+  if (opt_off && kind != OffloadKind::kFsdp) {
+    // The fp32 gradients the CPU optimizer reads: DeepSpeed's fp32 gradient partition,
+    // Megatron's CPU copies of the offloaded parameters' main_grad. With NVMe optimizer
+    // swapping, DeepSpeed keeps them in host memory too.
+    Term host_grads = bytes_per_param(32, opt_shard, "fp32 gradients for the CPU step", c.explain);
+    Term moved = split_off(host_grads, f, c.explain);
+    out.add("gradients (host fp32 copy)", std::move(moved), CountsToward::kHost, off_source);
+  }
 
   const Wide non_matrix = ceil_div(g.non_matrix, sh.optimizer ? sh.dense_group : 1);
   const Wide vectors = ceil_div(g.vectors, sh.optimizer ? sh.dense_group : 1);
   Term opt = optimizer_state_bytes(tr, opt_shard.dense + opt_shard.expert, non_matrix, vectors,
                                    c.s.model.hidden, c.explain);
   if (c.explain) opt.formula += fmt::format(", P = {}", opt_shard.text);
+  if (opt_off) {
+    Term moved = split_off(opt, f, c.explain);
+    out.add("optimizer states (offloaded)", std::move(moved), toward_of(off.optimizer), off_source);
+  }
   out.add("optimizer states", std::move(opt), CountsToward::kAllocated, kSourceStates);
+  add_offload_buffers(c, g, out);
 
   if (keeps_stage_unsharded(c.s.conventions, c.s.parallel, sh.params)) {
     add_unsharded_stage(c, g, out);

@@ -10,6 +10,7 @@
 #include "training/model_states.h"
 #include "training/pipeline.h"
 #include "vramplan/model/hf_config.h"
+#include "vramplan/training/finetune.h"
 
 namespace vramplan {
 namespace {
@@ -210,6 +211,76 @@ std::optional<Error> check_fp8(const Scenario& s) {
   return std::nullopt;
 }
 
+// Offload (docs/offload.md): which framework's mechanism each setting names, and what it needs.
+// DeepSpeed: offload_optimizer with ZeRO 1-3, offload_param only with ZeRO-3, NVMe
+// (ZeRO-Infinity) only with ZeRO-3 (deepspeed/runtime/zero/config.py, stage3.py). FSDP: one
+// CPUOffload knob moves the sharded parameters, their gradients and so the optimizer's step to
+// the CPU (torch.distributed.fsdp CPUOffload / FSDP2 CPUOffloadPolicy): both settings say cpu.
+// Megatron: --optimizer-cpu-offload needs --use-distributed-optimizer (megatron/training/
+// arguments.py) and offloads no parameters.
+std::optional<Error> check_offload(const Scenario& s) {
+  const Offload& o = s.offload;
+  const Parallelism& p = s.parallel;
+  const bool fsdp = p.fsdp != FsdpMode::kNone;
+  const std::string opt = offload_tier_name(o.optimizer);
+  const std::string par = offload_tier_name(o.params);
+  if (!(o.optimizer_fraction > 0.0 && o.optimizer_fraction <= 1.0))
+    return Error{"optimizer_offload_fraction", fmt::format("{}", o.optimizer_fraction),
+                 "a fraction above 0, at most 1", ""};
+  if (o.optimizer_fraction < 1.0 && o.optimizer == OffloadTier::kNone)
+    return Error{"optimizer_offload_fraction", fmt::format("{}", o.optimizer_fraction),
+                 "1 unless offload_optimizer is cpu or nvme", ""};
+  if (o.optimizer_fraction < 1.0 && o.optimizer == OffloadTier::kNvme)
+    return Error{"optimizer_offload_fraction", fmt::format("{}", o.optimizer_fraction),
+                 "1 with offload_optimizer nvme",
+                 "a partial offload (Megatron's fraction, DeepSpeed's ratio) keeps the rest on "
+                 "the GPU and is a CPU offload"};
+  if (o.params != OffloadTier::kNone) {
+    if (p.zero != 3 && !(fsdp && sharding_of(p).params))
+      return Error{"offload_params", par,
+                   "none unless zero is 3 or fsdp is full_shard/hybrid_shard",
+                   "only ZeRO-3 (offload_param) and sharded FSDP (CPUOffload) keep parameters "
+                   "off the GPU between uses"};
+    if (o.params == OffloadTier::kNvme && o.optimizer == OffloadTier::kNone)
+      return Error{"offload_params", par, "none or cpu unless offload_optimizer is set too",
+                   "ZeRO-Infinity swaps parameters to NVMe beside an offloaded optimizer"};
+  }
+  if (o.optimizer != OffloadTier::kNone) {
+    if (p.zero == 0 && !fsdp && !p.distributed_optimizer)
+      return Error{"offload_optimizer", opt,
+                   "none unless zero is 1-3, fsdp shards, or distributed_optimizer is on",
+                   "DeepSpeed's ZeRO-Offload needs a ZeRO stage, Megatron's "
+                   "--optimizer-cpu-offload its distributed optimizer"};
+    if (o.optimizer == OffloadTier::kNvme && p.zero != 3)
+      return Error{"offload_optimizer", opt, "none or cpu unless zero is 3",
+                   "ZeRO-Infinity's NVMe optimizer swapping runs with ZeRO stage 3 only"};
+    if (o.optimizer_fraction < 1.0 && p.zero > 0 && p.zero != 3)
+      return Error{"optimizer_offload_fraction", fmt::format("{}", o.optimizer_fraction),
+                   "1 unless zero is 3 (DeepSpeed offload_optimizer.ratio) or Megatron's "
+                   "distributed optimizer",
+                   ""};
+  }
+  if (fsdp) {
+    if (o.optimizer == OffloadTier::kNvme || o.params == OffloadTier::kNvme)
+      return Error{o.params == OffloadTier::kNvme ? "offload_params" : "offload_optimizer", "nvme",
+                   "none or cpu with fsdp", "FSDP offloads to CPU memory only"};
+    if (o.optimizer != o.params)
+      return Error{"offload_optimizer", opt, fmt::format("{} (as offload_params) with fsdp", par),
+                   "FSDP's one CPUOffload knob moves the parameter shards and the optimizer "
+                   "together"};
+    if (o.optimizer_fraction < 1.0)
+      return Error{"optimizer_offload_fraction", fmt::format("{}", o.optimizer_fraction),
+                   "1 with fsdp", ""};
+  }
+  if (p.distributed_optimizer && o.params != OffloadTier::kNone)
+    return Error{"offload_params", par, "none with distributed_optimizer",
+                 "Megatron offloads optimizer states, never parameters"};
+  if (o.optimizer != OffloadTier::kNone && finetune_active(s.finetune))
+    return Error{"offload_optimizer", opt, "none with finetune lora/qlora",
+                 "offloading the adapters' small optimizer is not modelled"};
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Error> validate_scenario(const Scenario& s) {
@@ -223,6 +294,7 @@ std::optional<Error> validate_scenario(const Scenario& s) {
   if (auto e = check_batch(s)) return e;
   if (auto e = check_recompute(s)) return e;
   if (auto e = check_fp8(s)) return e;
+  if (auto e = check_offload(s)) return e;
   return std::nullopt;
 }
 

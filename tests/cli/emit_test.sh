@@ -88,6 +88,21 @@ round_trip accelerate --model Llama-3.1-70B --framework hf-trainer --gpus 32 \
 round_trip accelerate --model Qwen2.5-7B --framework hf-trainer --gpus 2 --fsdp no_shard \
   --fsdp-mixed-precision --reduce-dtype bf16 --fsdp-prefetch 0 --recompute full --seq-len 1024
 round_trip accelerate --model Llama-3.1-8B --framework deepspeed --zero 3 --gpus 8 --recompute full
+# Offload (docs/offload.md): each format writes its offload keys and reads them back.
+round_trip deepspeed --model Llama-3.1-8B --framework deepspeed --zero 3 --gpus 8 \
+  --offload-optimizer cpu --offload-params cpu
+round_trip deepspeed --model Llama-3.1-8B --framework deepspeed --zero 2 --gpus 8 \
+  --offload-optimizer cpu
+round_trip deepspeed --model Llama-3.1-70B --framework deepspeed --zero 3 --gpus 8 \
+  --offload-optimizer nvme --offload-params nvme
+round_trip deepspeed --model Llama-3.1-8B --framework deepspeed --zero 3 --gpus 8 \
+  --offload-optimizer cpu --optimizer-offload-fraction 0.25
+round_trip accelerate --model Llama-3.1-8B --framework deepspeed --zero 3 --gpus 8 \
+  --offload-optimizer cpu --offload-params nvme
+round_trip accelerate --model Llama-3.1-8B --framework hf-trainer --gpus 8 --fsdp full_shard \
+  --fsdp-mixed-precision --reduce-dtype bf16 --offload-params cpu --offload-optimizer cpu
+round_trip megatron --model Llama-3.1-8B --framework megatron --gpus 8 --distributed-optimizer \
+  --offload-optimizer cpu --optimizer-offload-fraction 0.5
 round_trip accelerate --model Llama-3.1-8B --framework hf-trainer --gpus 1 --finetune lora \
   --adapter-dtype fp32 --lora-targets attention --recompute full
 round_trip accelerate --model Llama-3.1-8B --framework hf-trainer --gpus 2 --finetune qlora \
@@ -104,6 +119,9 @@ round_trip torchtune --model Llama-3.1-8B --finetune qlora --lora-targets all-li
   --adapter-dtype bf16 --optimizer adamw --gpus 1 --recompute full "${TT[@]}"
 round_trip torchtune --model Llama-3.1-8B --gpus 4 --fsdp full_shard --recompute full \
   --micro-batch 2 --seq-len 2048 "${TT[@]}"
+round_trip torchtune --model Llama-3.1-8B --gpus 4 --fsdp full_shard --recompute full \
+  --micro-batch 2 --seq-len 2048 --offload-activations --offload-params cpu \
+  --offload-optimizer cpu "${TT[@]}"
 round_trip torchtune --model Qwen3-8B --gpus 8 --fsdp shard_grad_op --seq-len 2048 \
   --loss-bytes-per-logit 10 --optimizer adam8bit "${TT[@]}"
 round_trip torchtune --model Llama-3.2-1B --gpus 1 --param-dtype fp32 --grad-dtype fp32 \
@@ -199,6 +217,8 @@ expect_json "d['fit'][0]['verdict'] in ('fits', 'tight')"
 TT=(--framework torchtitan)
 round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --gpus 8 --micro-batch 2 --seq-len 8192 \
   --recompute selective-op
+round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --gpus 8 --recompute full \
+  --offload-params cpu --offload-optimizer cpu
 round_trip torchtitan --model Llama-3.1-70B "${TT[@]}" --gpus 64 --tp 2 --fsdp hybrid_shard \
   --fsdp-shard-group 16 --recompute full
 round_trip torchtitan --model Llama-3.1-70B "${TT[@]}" --tp 8 --gpus 256 --micro-batch 4 \

@@ -23,12 +23,14 @@ expect_exit 0
 expect_stdout_contains "read from deepspeed:"
 expect_stdout_contains "zero_optimization.stage 3"
 
-case_name "a DeepSpeed config alone: offload is not modelled, and says so"
+case_name "a DeepSpeed config alone: its CPU offload moves the states and parameters to the host"
 run estimate --from "$FIXTURES/deepspeed/ds_config_zero3.json" --model Llama-3.1-8B --gpus 8 --format json
 expect_exit 0
 expect_json "d['scenario']['parallel']['zero'] == 3"
-expect_json "any(k['key'] == 'zero_optimization.offload_param.device' and k['reason'].startswith('not modelled: offload') for k in d['imported']['ignored'])"
-expect_json "any('offload' in w for w in d['warnings'])"
+expect_json "d['scenario']['offload']['optimizer'] == 'cpu' and d['scenario']['offload']['params'] == 'cpu'"
+expect_json "d['peak']['host_bytes'] > 0"
+expect_json "any(r['component'] == 'optimizer states (offloaded)' and r['counts_toward'] == 'host' for r in d['stages'][0]['rows'])"
+expect_json "d['fit'][0]['host']['verdict'] == 'fits'"
 expect_json "any(k['key'] == 'bf16.enabled' and 'no TrainingArguments' in k['reason'] for k in d['imported']['ignored'])"
 
 case_name "train_batch_size against micro × accumulation × GPUs"

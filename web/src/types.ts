@@ -32,7 +32,12 @@ export interface Gpu {
   usable_bytes: number;
 }
 
-export type CountsToward = 'allocated' | 'reserved' | 'device';
+export type CountsToward = 'allocated' | 'reserved' | 'device' | 'host' | 'disk';
+
+/** Rows off the GPU (offload): they count toward the node's RAM or an NVMe swap. */
+export function offGpu(c: CountsToward): boolean {
+  return c === 'host' || c === 'disk';
+}
 
 export interface Row {
   component: string;
@@ -61,6 +66,9 @@ export interface Stage {
   allocated_bytes: number;
   reserved_bytes: number;
   device_bytes: number;
+  /** One rank's host memory and NVMe swap (offload rows). */
+  host_bytes?: number;
+  disk_bytes?: number;
   phases?: Phase[];
   peak_phase?: string;
 }
@@ -79,6 +87,8 @@ export interface Peak {
   reserved_bytes_high?: number;
   device_bytes_low?: number;
   device_bytes_high?: number;
+  host_bytes?: number;
+  disk_bytes?: number;
 }
 
 export interface Fit {
@@ -86,6 +96,16 @@ export interface Fit {
   name?: string;
   nominal_bytes?: number;
   usable_bytes: number;
+  used_fraction: number;
+  verdict: 'fits' | 'tight' | 'oom' | string;
+  /** The node's host-memory check; null where the node's RAM is not known. */
+  host?: HostFit | null;
+}
+
+export interface HostFit {
+  gpus_per_node: number;
+  node_bytes: number;
+  memory_bytes: number;
   used_fraction: number;
   verdict: 'fits' | 'tight' | 'oom' | string;
 }

@@ -29,9 +29,14 @@ Result<std::vector<Fit>> fit_rows(const ResolvedScenario& resolved, int64_t devi
 Result<std::vector<Fit>> fit_rows(const std::string& gpu, std::optional<double> gpu_memory_gib,
                                   int64_t device_bytes);
 
-// resolve_scenario -> estimate -> fit_rows. Errors name the setting at fault, as the user wrote
-// it (a key of the imported file when it came from there). Pure and
-// thread-safe (read_file aside).
+// The host-memory check of every fit row (perf/hardware.h fit_host): the node of each catalog
+// GPU (its gpus_per_node and host_memory_gib; 8 GPUs for a --gpu-memory-gib card), the RAM
+// replaced by the settings' host_memory_gib.
+void add_host_fit(const ResolvedScenario& resolved, Estimate& estimate);
+
+// resolve_scenario -> estimate -> fit_rows -> add_host_fit. Errors name the setting at fault, as
+// the user wrote it (a key of the imported file when it came from there). Pure and thread-safe
+// (read_file aside).
 Result<SettingsEstimate> estimate_settings(const nlohmann::json& settings,
                                            const FileReader& read_file,
                                            const ModelFetcher& fetch_model = nullptr,

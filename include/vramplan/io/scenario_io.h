@@ -29,10 +29,11 @@ using ModelFetcher = std::function<Result<std::string>(const std::string& model)
 
 struct ResolvedScenario {
   Scenario scenario;
-  std::string gpu;                       // catalog id ("" = none chosen)
-  std::optional<double> gpu_memory_gib;  // a GPU of any other capacity
-  std::vector<std::string> warnings;     // model parsing notes, overridden preset fields, ...
-  std::optional<Imported> imported;      // what "from" held, when the settings had it
+  std::string gpu;                        // catalog id ("" = none chosen)
+  std::optional<double> gpu_memory_gib;   // a GPU of any other capacity
+  std::optional<double> host_memory_gib;  // node RAM (else the catalog GPU's typical node)
+  std::vector<std::string> warnings;      // model parsing notes, overridden preset fields, ...
+  std::optional<Imported> imported;       // what "from" held, when the settings had it
   // Words of the user's settings read in a framework's vocabulary (framework_vocabulary.h); each
   // note is among the warnings too.
   std::vector<VocabularyNote> vocabulary;

@@ -31,6 +31,7 @@ struct Gpu {
   double nvlink_gbps = 0;  // NVLink/NVSwitch/Infinity Fabric per GPU, GB/s one direction; 0 = PCIe
   int gpus_per_node = 8;   // GPUs in the typical server
   double inter_node_gbps = 0;  // typical network bandwidth per GPU, GB/s one direction
+  double host_memory_gib = 0;  // host RAM of the typical server, GiB; 0 = not known
   std::string speed_source;    // datasheets the speeds come from
 
   // Peak TFLOP/s for matmuls in dtype t (fp32 = tf32 tensor cores); 0 if the GPU has none.
@@ -46,7 +47,8 @@ struct GpuCatalog {
 // Parses a catalog file: {"gpus": [{"id":..., "name":..., "nominal_gb":..., "usable_mib":...,
 // "source":...}, ...]}. Optional speed fields (each a non-negative number, or null for "absent"):
 // bf16_tflops, fp16_tflops, fp8_tflops, fp4_tflops, tf32_tflops, fp32_tflops, hbm_gbps,
-// nvlink_gbps, gpus_per_node (a positive integer), inter_node_gbps, and speed_source (a string).
+// nvlink_gbps, gpus_per_node (a positive integer), inter_node_gbps, host_memory_gib (the typical
+// node's RAM), and speed_source (a string).
 Result<GpuCatalog> parse_gpu_catalog(std::string_view json_text);
 
 // The catalog compiled into the program.
@@ -59,5 +61,10 @@ Gpu custom_gpu(double gib);
 inline constexpr double kTightFraction = 0.80;
 Fit fit_on(const Gpu& gpu, int64_t device_bytes);
 std::vector<Fit> fit_table(const GpuCatalog& catalog, int64_t device_bytes);
+// The node's host-memory check (Fit::host_*): min(gpus_per_node, world_size) ranks of
+// host_rank_bytes each against host_memory_gib of RAM, with the GPU's thresholds. Not checked
+// (host_checked false) when host_memory_gib is 0.
+void fit_host(Fit& fit, int64_t host_rank_bytes, int64_t world_size, int64_t gpus_per_node,
+              double host_memory_gib);
 
 }  // namespace vramplan

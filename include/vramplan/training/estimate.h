@@ -18,8 +18,13 @@ namespace vramplan {
 //   kAllocated: live tensors (torch.cuda.max_memory_allocated)
 //   kReserved:  the caching allocator's pool above live tensors (max_memory_reserved)
 //   kDevice:    outside the allocator: CUDA context, NCCL buffers (nvidia-smi "used")
-enum class CountsToward { kAllocated, kReserved, kDevice };
-std::string_view counts_toward_name(CountsToward c);  // "allocated" | "reserved" | "device"
+// Two more are off the GPU (offload, docs/offload.md) and add to none of the three:
+//   kHost: the rank's process memory on the node (pinned or pageable host RAM)
+//   kDisk: an NVMe swap file (DeepSpeed ZeRO-Infinity)
+enum class CountsToward { kAllocated, kReserved, kDevice, kHost, kDisk };
+// "allocated" | "reserved" | "device" | "host" | "disk"
+std::string_view counts_toward_name(CountsToward c);
+inline bool on_gpu(CountsToward c) { return c != CountsToward::kHost && c != CountsToward::kDisk; }
 
 struct Row {
   std::string component;  // "weights", "gradients", "activations", ...
@@ -51,6 +56,8 @@ struct StageEstimate {
   int64_t allocated_bytes_low = 0, allocated_bytes_high = 0;  // uncertainty band (80%)
   int64_t reserved_bytes_low = 0, reserved_bytes_high = 0;
   int64_t device_bytes_low = 0, device_bytes_high = 0;
+  int64_t host_bytes = 0;  // the rows counting toward host: one rank's host memory
+  int64_t disk_bytes = 0;  // ... toward disk: one rank's NVMe swap
   // The step's high-water mark is the largest of its phases: the backward of the first
   // microbatch (activations in flight, logits), the optimizer step (states plus the optimizer's
   // temporaries, activations freed), and — reported, never larger — the first step's
@@ -68,6 +75,8 @@ struct Peak {
   int64_t allocated_bytes_low = 0, allocated_bytes_high = 0;  // the peak stage's band
   int64_t reserved_bytes_low = 0, reserved_bytes_high = 0;
   int64_t device_bytes_low = 0, device_bytes_high = 0;
+  int64_t host_bytes = 0;  // the largest of any stage's host_bytes (one rank)
+  int64_t disk_bytes = 0;  // the largest of any stage's disk_bytes (one rank)
 };
 
 enum class Verdict { kFits, kTight, kOom };
@@ -80,6 +89,15 @@ struct Fit {
   int64_t usable_bytes = 0;
   double used_fraction = 0;  // peak device bytes / usable bytes
   Verdict verdict = Verdict::kFits;
+  // Host memory of one node (perf/hardware.h fit_host): the GPUs of a node (gpus_per_node, or
+  // the world size when smaller) each hold one rank's host bytes. Checked only when the node's
+  // RAM is known (the catalog's host_memory_gib, or --host-memory-gib).
+  bool host_checked = false;
+  int64_t gpus_per_node = 0;
+  int64_t host_node_bytes = 0;    // gpus_per_node × peak host bytes per rank
+  int64_t host_memory_bytes = 0;  // the node's RAM
+  double host_used_fraction = 0;
+  Verdict host_verdict = Verdict::kFits;
 };
 
 struct Estimate {

@@ -258,6 +258,32 @@ struct Conventions {
   bool fp32_grad_copy = false;
 };
 
+// Offload (docs/offload.md): where the optimizer's states, the parameters and the stored
+// activations live when not on the GPU. kCpu: pinned host memory; kNvme: an NVMe swap file
+// (DeepSpeed ZeRO-Infinity), with pinned host buffers staging it.
+enum class OffloadTier { kNone, kCpu, kNvme };
+inline constexpr std::array<const char*, 3> kOffloadTierNames = {"none", "cpu", "nvme"};
+inline const char* offload_tier_name(OffloadTier t) {
+  return kOffloadTierNames[static_cast<size_t>(t)];
+}
+struct Offload {
+  // DeepSpeed zero_optimization.offload_optimizer.device (ZeRO 1-3), FSDP CPUOffload with the
+  // optimizer stepping on the CPU shards, Megatron --optimizer-cpu-offload.
+  OffloadTier optimizer = OffloadTier::kNone;
+  // DeepSpeed zero_optimization.offload_param.device (ZeRO-3), FSDP
+  // CPUOffload(offload_params=True) / FSDP2 CPUOffloadPolicy.
+  OffloadTier params = OffloadTier::kNone;
+  // Share of the optimizer's parameters whose states go to the host (Megatron
+  // --optimizer-offload-fraction, DeepSpeed offload_optimizer.ratio). 1 = all.
+  double optimizer_fraction = 1.0;
+  // Saved activations copied to pinned host memory in the forward and back in the backward
+  // (torchtune enable_activation_offloading, Megatron fine-grained activation offloading).
+  bool activations = false;
+  bool any() const {
+    return optimizer != OffloadTier::kNone || params != OffloadTier::kNone || activations;
+  }
+};
+
 struct Scenario {
   ModelConfig model;
   Training training;
@@ -265,6 +291,7 @@ struct Scenario {
   Parallelism parallel;
   Overheads overheads;
   Conventions conventions;
+  Offload offload;
   int framework_id = -1;  // vramplan::Framework the conventions came from; -1 = none (generic)
 };
 

@@ -246,9 +246,14 @@ class Reader {
     const json* gc = k_.take_set("gradient_checkpointing");
     if (gc == nullptr) return std::nullopt;
     const std::string text = value_text(*gc), key = k_.shown("gradient_checkpointing");
-    if (text == "offload" || text == "offload_disk") {
+    if (text == "offload") {  // the checkpointed layer inputs go to the CPU
       out_.set(key, text, "recompute", "full");
-      out_.unsupported(key, text, "offload: the checkpointed layer inputs on the CPU / disk");
+      out_.put("offload_activations", true, key);
+      return std::nullopt;
+    }
+    if (text == "offload_disk") {
+      out_.set(key, text, "recompute", "full");
+      out_.unsupported(key, text, "offload: the checkpointed layer inputs on disk");
       return std::nullopt;
     }
     Result<bool> on = bool_value(key, *gc);
@@ -359,11 +364,19 @@ class Reader {
   }
 
   void read_unmodelled() {
+    if (const json* v = k_.take_set("activation_offloading")) {
+      const std::string key = k_.shown("activation_offloading");
+      const bool on = hf::bool_or(*v, true);  // true, or "legacy" / "disk" variants
+      if (value_text(*v) == "disk")
+        out_.unsupported(key, value_text(*v), "offload: activations on disk");
+      else
+        out_.set(key, value_text(*v), "offload_activations", on);
+    }
     for (const char* name :
-         {"torch_compile", "activation_offloading", "liger_fused_linear_cross_entropy",
-          "cut_cross_entropy", "liger_glu_activation", "liger_rms_norm", "liger_rope",
-          "liger_layer_norm", "unsloth_lora_mlp", "unsloth_lora_qkv", "unsloth_lora_o",
-          "unsloth_cross_entropy_loss", "chunked_cross_entropy"}) {
+         {"torch_compile", "liger_fused_linear_cross_entropy", "cut_cross_entropy",
+          "liger_glu_activation", "liger_rms_norm", "liger_rope", "liger_layer_norm",
+          "unsloth_lora_mlp", "unsloth_lora_qkv", "unsloth_lora_o", "unsloth_cross_entropy_loss",
+          "chunked_cross_entropy"}) {
       const json* v = k_.take_set(name);
       if (v == nullptr) continue;
       if (hf::bool_or(*v, true))

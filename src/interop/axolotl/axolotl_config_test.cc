@@ -51,6 +51,20 @@ TEST(AxolotlImport, ReadsTheQloraExample) {
   EXPECT_EQ(e->resolved.scenario.finetune.method, FinetuneMethod::kQlora);
 }
 
+TEST(AxolotlImport, ActivationOffloading) {
+  Result<Imported> i = import_config(
+      "base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nbf16: true\n"
+      "gradient_checkpointing: offload\n");
+  ASSERT_TRUE(i.ok()) << i.error().message();
+  EXPECT_EQ(i->settings["recompute"], "full");
+  EXPECT_EQ(i->settings["offload_activations"], true);
+  Result<Imported> a = import_config(
+      "base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nbf16: true\n"
+      "activation_offloading: true\n");
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  EXPECT_EQ(a->settings["offload_activations"], true);
+}
+
 TEST(AxolotlImport, DeepspeedAndFsdp) {
   Result<Imported> ds = import_config(
       "base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nbf16: true\n"

@@ -164,10 +164,14 @@ class Reader {
     for (const char* what : {"offload_optimizer_device", "offload_param_device"}) {
       const json* v = k_.take_set(ds + what);
       if (v == nullptr) continue;
-      if (to_lower(value_text(*v)) == "none")
-        out_.understood(k_.shown(ds + what), "none", "no offload");
+      const std::string device = to_lower(value_text(*v));
+      const char* setting =
+          std::string_view(what) == "offload_param_device" ? "offload_params" : "offload_optimizer";
+      if (device == "none" || device == "cpu" || device == "nvme")
+        out_.set(k_.shown(ds + what), value_text(*v), setting, device);
       else
-        out_.unsupported(k_.shown(ds + what), value_text(*v), "offload to the CPU / NVMe");
+        out_.unsupported(k_.shown(ds + what), value_text(*v),
+                         "a device other than none, cpu, nvme");
     }
     if (const json* v = k_.take_set(ds + "gradient_accumulation_steps")) {
       const std::string key = k_.shown(ds + "gradient_accumulation_steps");

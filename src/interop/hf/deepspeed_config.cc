@@ -113,7 +113,9 @@ class Reader {
             "(Megatron-DeepSpeed); HF models recompute with gradient_checkpointing");
       if (starts_with_any(
               path, {"zero_optimization.offload_optimizer.", "zero_optimization.offload_param."}))
-        return std::string("an offload setting (offload is not modelled)");
+        return std::string(
+            "pinning, NVMe path and buffer sizes: DeepSpeed's defaults are counted "
+            "(docs/offload.md)");
       return starts_with_any(path, kNoEffect)
                  ? std::string(kNoMemoryEffect)
                  : fmt::format("not read by vramplan's DeepSpeed importer ({})", kSource);
@@ -248,23 +250,28 @@ class Reader {
     return std::nullopt;
   }
 
+  // offload_optimizer / offload_param .device: none, cpu or nvme (ZeRO-Offload, ZeRO-Infinity);
+  // offload_optimizer.ratio: the share offloaded (ZeRO-3's partial offload); the old
+  // zero_optimization.cpu_offload: true is offload_optimizer cpu. Pinning, NVMe paths and buffer
+  // sizes keep their defaults (docs/offload.md).
   void read_offload() {
-    for (const char* what : {"offload_optimizer", "offload_param"}) {
+    const std::pair<const char*, const char*> kinds[] = {{"offload_optimizer", "offload_optimizer"},
+                                                         {"offload_param", "offload_params"}};
+    for (const auto& [what, setting] : kinds) {
       const std::string path = std::string("zero_optimization.") + what + ".device";
       const json* v = k_.take_set(path);
       if (v == nullptr) continue;
       const std::string device = to_lower(value_text(*v));
-      if (device == "none")
-        out_.understood(k_.shown(path), value_text(*v), "no offload");
+      if (device == "none" || device == "cpu" || device == "nvme")
+        out_.set(k_.shown(path), value_text(*v), setting, device);
       else
-        out_.unsupported(k_.shown(path), value_text(*v),
-                         std::string("offload: ") + (std::string(what) == "offload_param"
-                                                         ? "parameters on the CPU / NVMe"
-                                                         : "optimizer states on the CPU / NVMe"));
+        out_.unsupported(k_.shown(path), value_text(*v), "a device other than none, cpu, nvme");
     }
+    const std::string ratio = "zero_optimization.offload_optimizer.ratio";
+    if (const json* v = k_.take_set(ratio); v && v->is_number())
+      out_.set(k_.shown(ratio), value_text(*v), "optimizer_offload_fraction", v->get<double>());
     if (const json* v = k_.take_set("zero_optimization.cpu_offload"); v && value_text(*v) == "true")
-      out_.unsupported(k_.shown("zero_optimization.cpu_offload"), "true",
-                       "offload: optimizer states on the CPU");
+      out_.set(k_.shown("zero_optimization.cpu_offload"), "true", "offload_optimizer", "cpu");
   }
 
   // bf16.enabled / fp16.enabled: true, false or "auto" (the Trainer's --bf16 / --fp16).

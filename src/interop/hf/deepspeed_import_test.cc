@@ -56,11 +56,10 @@ TEST(DeepspeedImport, AConfigAloneTakesTheModelAndWorldGivenBeside) {
   EXPECT_EQ(i->format, "deepspeed");
   EXPECT_EQ(i->settings["zero"], 3);
   EXPECT_EQ(i->settings["comm_bucket_elements"], 16777216);  // hidden_size² of the model beside
-  // Offload is not modelled: said, with a warning each.
-  EXPECT_TRUE(
-      ignored_as(*i, "zero_optimization.offload_optimizer.device", "not modelled: offload"));
-  EXPECT_TRUE(ignored_as(*i, "zero_optimization.offload_param.device", "not modelled: offload"));
-  EXPECT_TRUE(warned(*i, "offload"));
+  // Offload devices become the offload settings (docs/offload.md); pinning is DeepSpeed's default.
+  EXPECT_EQ(i->settings["offload_optimizer"], "cpu");
+  EXPECT_EQ(i->settings["offload_params"], "cpu");
+  EXPECT_FALSE(warned(*i, "offload"));
   // "auto" without TrainingArguments is left to vramplan's settings, and said.
   EXPECT_TRUE(ignored_as(*i, "bf16.enabled", "no TrainingArguments"));
   EXPECT_TRUE(ignored_as(*i, "train_micro_batch_size_per_gpu", "not given"));
@@ -70,6 +69,26 @@ TEST(DeepspeedImport, AConfigAloneTakesTheModelAndWorldGivenBeside) {
   Result<Imported> alone = import_config(fixture("deepspeed/ds_config_zero3.json"));
   ASSERT_TRUE(alone.ok());
   EXPECT_TRUE(warned(*alone, "--comm-bucket-elements"));
+}
+
+TEST(DeepspeedImport, OffloadDevicesAndRatio) {
+  const json beside = {{"model", "Llama-3.1-8B"}};
+  Result<Imported> i = import_config(
+      R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme",
+          "nvme_path": "/nvme"}, "offload_param": {"device": "nvme", "nvme_path": "/nvme"}}})",
+      "", beside);
+  ASSERT_TRUE(i.ok()) << i.error().message();
+  EXPECT_EQ(i->settings["offload_optimizer"], "nvme");
+  EXPECT_EQ(i->settings["offload_params"], "nvme");
+  Result<Imported> ratio = import_config(
+      R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.3}}})",
+      "", beside);
+  ASSERT_TRUE(ratio.ok()) << ratio.error().message();
+  EXPECT_EQ(ratio->settings["optimizer_offload_fraction"], 0.3);
+  Result<Imported> old =
+      import_config(R"({"zero_optimization": {"stage": 2, "cpu_offload": true}})", "", beside);
+  ASSERT_TRUE(old.ok()) << old.error().message();
+  EXPECT_EQ(old->settings["offload_optimizer"], "cpu");
 }
 
 TEST(DeepspeedImport, TrainBatchSizeMustBeMicroTimesAccumulationTimesGpus) {

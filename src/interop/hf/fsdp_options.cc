@@ -88,10 +88,10 @@ std::optional<Error> read_entry(DocKeys& keys, const std::string& path, const st
   if (name == "offload_params" || name == "cpu_offload") {
     Result<bool> b = bool_value(key, v);
     if (!b) return b.error();
-    if (*b)
-      out.unsupported(key, text, "offload: FSDP parameters and gradients on the CPU");
-    else
-      out.understood(key, text, "parameters stay on the GPU");
+    // CPUOffload(offload_params=True): parameter and gradient shards on the CPU, and the
+    // optimizer steps there.
+    out.set(key, text, "offload_params", *b ? "cpu" : "none");
+    out.put("offload_optimizer", *b ? "cpu" : "none", std::string(key));
     return std::nullopt;
   }
   if (name == "backward_prefetch") {
@@ -136,7 +136,8 @@ std::optional<Error> read_fsdp_words(DocKeys& keys, const std::string& path, Imp
     if (w == "auto_wrap") {
       out.understood(key, text, "auto_wrap: FSDP units of one decoder layer");
     } else if (w == "offload") {
-      out.unsupported(key, text, "offload: FSDP parameters and gradients on the CPU");
+      out.set(key, text, "offload_params", "cpu");
+      out.put("offload_optimizer", "cpu", std::string(key));
     } else if (std::string mode = mode_of_strategy(w); !mode.empty()) {
       if (auto e = set_mode(out, key, text, mode, facts)) return e;
     } else {

@@ -131,7 +131,8 @@ TEST(AccelerateImport, DeepspeedTypeAndLaunchFlags) {
   EXPECT_EQ(ds->settings["framework"], "deepspeed");
   EXPECT_EQ(ds->settings["zero"], 3);
   EXPECT_EQ(ds->settings["param_dtype"], "bf16");
-  EXPECT_TRUE(ignored_as(*ds, "deepspeed_config.offload_param_device", "not modelled: offload"));
+  EXPECT_EQ(ds->settings["offload_params"], "cpu");
+  EXPECT_EQ(ds->settings["offload_optimizer"], "cpu");
   // accelerate launch's flags over the config file, shown as written.
   Result<Imported> flags = import_config(
       "accelerate launch --num_processes 4 --use_fsdp --fsdp_sharding_strategy SHARD_GRAD_OP "

@@ -82,7 +82,7 @@ std::string fsdp_config(const Scenario& s) {
   c += "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n";
   c += fmt::format("  fsdp_activation_checkpointing: {}\n",
                    s.training.recompute == Recompute::kFull);
-  c += "  fsdp_offload_params: false\n";
+  c += fmt::format("  fsdp_offload_params: {}\n", s.offload.params == OffloadTier::kCpu);
   return c;
 }
 
@@ -98,9 +98,12 @@ Result<Written> distributed(const Scenario& s, Scenario& ref) {
     w.precision = *pr;
     w.config = fmt::format(
         "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: {}\n"
-        "  offload_optimizer_device: none\n  offload_param_device: none\n"
+        "  offload_optimizer_device: {}\n  offload_param_device: {}\n"
         "  zero3_init_flag: false\n",
-        p.zero);
+        p.zero, offload_tier_name(s.offload.optimizer), offload_tier_name(s.offload.params));
+    // Offload devices are written; accelerate has no key for the ratio or activations.
+    ref.offload.optimizer = s.offload.optimizer;
+    ref.offload.params = s.offload.params;
     return w;
   }
   if (s.framework_id != static_cast<int>(Framework::kHfTrainer))
@@ -121,6 +124,8 @@ Result<Written> distributed(const Scenario& s, Scenario& ref) {
   const bool mixed = w.torch_dtype.empty() && w.precision != hf::Precision::kFp32;
   if (p.fsdp != FsdpMode::kNone) {
     w.config = fsdp_config(s);
+    ref.offload.optimizer = ref.offload.params =
+        s.offload.params == OffloadTier::kCpu ? OffloadTier::kCpu : OffloadTier::kNone;
     if (p.fsdp == FsdpMode::kHybridShard) ref.parallel.fsdp_shard_group = p.fsdp_shard_group;
     ref.conventions.fsdp_mixed_precision = mixed;
     if (mixed) ref.training.reduce_dtype = hf::precision_dtype(w.precision);

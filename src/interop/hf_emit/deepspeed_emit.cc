@@ -73,6 +73,19 @@ json zero_config(const Scenario& s) {
     zero["stage3_prefetch_bucket_size"] = "auto";
     zero["stage3_param_persistence_threshold"] = "auto";
   }
+  // ZeRO-Offload / ZeRO-Infinity (docs/offload.md); NVMe needs a path, written as a placeholder.
+  const Offload& o = s.offload;
+  if (o.optimizer != OffloadTier::kNone) {
+    json opt = {{"device", offload_tier_name(o.optimizer)}, {"pin_memory", true}};
+    if (o.optimizer == OffloadTier::kNvme) opt["nvme_path"] = "/local_nvme";
+    if (o.optimizer_fraction < 1.0) opt["ratio"] = o.optimizer_fraction;
+    zero["offload_optimizer"] = std::move(opt);
+  }
+  if (o.params != OffloadTier::kNone) {
+    json par = {{"device", offload_tier_name(o.params)}, {"pin_memory", true}};
+    if (o.params == OffloadTier::kNvme) par["nvme_path"] = "/local_nvme";
+    zero["offload_param"] = std::move(par);
+  }
   return zero;
 }
 
@@ -84,6 +97,7 @@ Scenario reference(const Scenario& s) {
   r.conventions.comm_bucket_elements = s.conventions.comm_bucket_elements;
   r.conventions.zero3_live_params = s.conventions.zero3_live_params;
   r.conventions.optimizer_foreach_temporaries = s.conventions.optimizer_foreach_temporaries;
+  r.offload = s.offload;  // written to offload_optimizer / offload_param
   return r;
 }
 

@@ -286,9 +286,24 @@ class Importer {
         if (const std::string* v = t_.take(name); v && *v != "fp32")
           out_.unsupported(name, *v, "master weights or gradients below fp32");
     }
-    for (const char* name : {"--optimizer-cpu-offload", "--optimizer-offload-fraction"})
-      if (const std::string* v = t_.take(name))
-        out_.unsupported(name, *v, "optimizer offload to the CPU");
+    // HybridDeviceOptimizer (megatron/core/optimizer/cpu_offloading): the fraction's states on
+    // the CPU; without --optimizer-cpu-offload the fraction does nothing.
+    const std::string* cpu = t_.peek("--optimizer-cpu-offload");
+    const bool offload = cpu != nullptr && *cpu != "false" && *cpu != "False";
+    if (cpu != nullptr) {
+      const std::string shown = *cpu;
+      t_.take("--optimizer-cpu-offload");
+      out_.set("--optimizer-cpu-offload", shown, "offload_optimizer", offload ? "cpu" : "none");
+    }
+    if (const std::string* v = t_.take("--optimizer-offload-fraction")) {
+      Result<double> f = number_value("--optimizer-offload-fraction", json(*v));
+      if (!f) return f.error();
+      if (offload)
+        out_.set("--optimizer-offload-fraction", *v, "optimizer_offload_fraction", *f);
+      else
+        out_.understood("--optimizer-offload-fraction", *v,
+                        "no effect without --optimizer-cpu-offload");
+    }
     return std::nullopt;
   }
 

@@ -232,6 +232,20 @@ std::optional<Error> parallel_args(const Scenario& s, Args& a) {
   if (p.tp > 1 && p.sequence_parallel) a.add("--sequence-parallel");
   if (p.distributed_optimizer) a.add("--use-distributed-optimizer");
   if (auto e = sharding_args(p, a)) return e;
+  // Megatron offloads the optimizer (HybridDeviceOptimizer) of its distributed optimizer only.
+  const Offload& o = s.offload;
+  if (o.params != OffloadTier::kNone || o.optimizer == OffloadTier::kNvme ||
+      (o.optimizer != OffloadTier::kNone && !p.distributed_optimizer))
+    return cannot_emit(kFormat,
+                       "Megatron-LM offloads the distributed optimizer's states to the CPU only",
+                       "offload_params none, offload_optimizer cpu with distributed_optimizer");
+  if (o.activations)
+    return cannot_emit(kFormat, "vramplan writes no fine-grained activation offloading flags",
+                       "offload_activations false");
+  if (o.optimizer == OffloadTier::kCpu) {
+    a.add("--optimizer-cpu-offload");
+    a.add("--optimizer-offload-fraction", fmt::format("{}", o.optimizer_fraction));
+  }
   if (explicit_layout) {
     // The layout places every layer.
   } else if (p.first_stage_layers > 0)

@@ -131,6 +131,19 @@ TEST(MegatronImport, SettingsBesideTheFileWin) {
   EXPECT_EQ(e->resolved.scenario.parallel.dp, 4);  // 16 GPUs from the launcher
 }
 
+TEST(MegatronImport, OptimizerCpuOffloadAndItsFraction) {
+  std::string script = fixture("llama3_8b_pretrain.sh");
+  const std::string last = "${LOGGING_ARGS[@]}";
+  ASSERT_NE(script.rfind(last), std::string::npos);
+  script.insert(script.rfind(last) + last.size(),
+                " --optimizer-cpu-offload --optimizer-offload-fraction 0.5");
+  Result<SettingsEstimate> e = estimate_settings({{"from", script}}, kNoFiles);
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  EXPECT_EQ(e->resolved.scenario.offload.optimizer, OffloadTier::kCpu);
+  EXPECT_DOUBLE_EQ(e->resolved.scenario.offload.optimizer_fraction, 0.5);
+  EXPECT_GT(e->estimate.peak.host_bytes, 0);
+}
+
 TEST(MegatronImport, UnknownTextIsAnErrorNamingFrom) {
   Result<Imported> none = import_config("hello world");
   ASSERT_FALSE(none.ok());

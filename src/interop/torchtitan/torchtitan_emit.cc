@@ -216,6 +216,15 @@ std::optional<Error> precision(const Scenario& s, const Layout& l, Toml& toml) {
         "torchtitan keeps fp32 parameters, gradients and Adam states with bf16 or fp32 "
         "compute, or everything in bf16 (training.dtype), reducing in fp32 (bf16 with FSDP)",
         "torchtitan's default dtypes");
+  // FSDP2's CPU offload is one switch: parameters and optimizer together.
+  const Offload& o = s.offload;
+  const bool cpu = o.params == OffloadTier::kCpu && o.optimizer == OffloadTier::kCpu &&
+                   o.optimizer_fraction == 1.0;
+  if (o.activations || (o.any() && !cpu))
+    return no(
+        "torchtitan offloads only FSDP's parameters with their optimizer (enable_cpu_offload)",
+        "offload_params cpu with offload_optimizer cpu, or no offload");
+  if (cpu) toml.add("training", "enable_cpu_offload", "true");
   if (pure) {
     toml.add("training", "dtype", quoted("bfloat16"));
     return std::nullopt;

@@ -212,7 +212,9 @@ TEST(TorchtitanImport, WhatItCannotHonourIsAWarning) {
                     "torch.compile fuses"));
   EXPECT_TRUE(
       warns(imported(m + "[activation_checkpoint]\nmode = \"memory_budget\"\n"), "memory-budget"));
-  EXPECT_TRUE(warns(imported(m + "[training]\nenable_cpu_offload = true\n"), "CPU offload"));
+  const Imported offload = imported(m + "[training]\nenable_cpu_offload = true\n");
+  EXPECT_EQ(offload.settings["offload_params"], "cpu");  // FSDP2 CPUOffloadPolicy
+  EXPECT_EQ(offload.settings["offload_optimizer"], "cpu");
   const Imported unknown = imported(m + "[training]\nnew_knob = 3\n");
   EXPECT_TRUE(ignored_as(unknown, "training.new_knob", "not read by vramplan's torchtitan"));
 }

@@ -293,11 +293,9 @@ std::optional<Error> read_titan_training(TitanJob& job) {
   if (const TitanValue* v = job.keys.take("training.enable_cpu_offload")) {
     Result<bool> on = job.keys.boolean(*v);
     if (!on) return on.error();
-    if (*on)
-      job.out.unsupported(v->written, v->text,
-                          "FSDP's CPU offload of parameters, gradients and optimizer states");
-    else
-      job.out.ignore(v->written, v->text, kNoMemoryEffect);
+    // FSDP2 CPUOffloadPolicy: parameter and gradient shards on the CPU, the optimizer steps there.
+    job.out.set(v->written, v->text, "offload_params", *on ? "cpu" : "none");
+    job.out.put("offload_optimizer", *on ? "cpu" : "none", v->written);
   }
   return std::nullopt;
 }

@@ -24,6 +24,11 @@ Scenario reference(const Scenario& s) {
   r.overheads.allocator_fraction = 0.2;
   r.conventions.loss_bytes_per_logit = s.conventions.loss_bytes_per_logit;
   r.conventions.optimizer_foreach_temporaries = s.conventions.optimizer_foreach_temporaries;
+  // Written back: enable_activation_offloading, and fsdp_cpu_offload (parameters and optimizer
+  // together) in distributed recipes.
+  r.offload.activations = s.offload.activations;
+  if (s.parallel.world_size() > 1 && s.offload.params == OffloadTier::kCpu)
+    r.offload.params = r.offload.optimizer = OffloadTier::kCpu;
   return r;
 }
 
@@ -205,9 +210,11 @@ Result<std::string> emit_torchtune(const Scenario& s, const nlohmann::json& /*se
   out += fmt::format("\ndtype: {}\nenable_activation_checkpointing: {}\n",
                      hf::precision_name(*precision),
                      s.training.recompute == Recompute::kFull ? "True" : "False");
-  out += "enable_activation_offloading: False\ncompile: False\n";
+  out += fmt::format("enable_activation_offloading: {}\ncompile: False\n",
+                     s.offload.activations ? "True" : "False");
   if (world > 1)
-    out += fmt::format("fsdp_cpu_offload: False\nfsdp_reshard_after_forward: {}\n",
+    out += fmt::format("fsdp_cpu_offload: {}\nfsdp_reshard_after_forward: {}\n",
+                       s.offload.params == OffloadTier::kCpu ? "True" : "False",
                        s.parallel.fsdp == FsdpMode::kFullShard ? "True" : "False");
   return out;
 }

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <string_view>
+
 #include "base/text.h"
 #include "interop/hf/hf_common.h"
 #include "interop/torchtune/torchtune_models.h"
@@ -324,8 +327,20 @@ class Reader {
       else
         out_.understood(k_.shown(path), value_text(*v), "off");
     };
-    off_or_warn("enable_activation_offloading", "offload: activations kept on the CPU");
-    off_or_warn("fsdp_cpu_offload", "offload: FSDP parameters, gradients and states on the CPU");
+    // OffloadActivations (training/_activation_offloading.py) and FSDP2's CPUOffloadPolicy.
+    auto offload = [&](const char* path, const char* setting, const char* also) {
+      const json* v = k_.take_set(path);
+      if (v == nullptr) return;
+      const bool on = hf::bool_or(*v, true);
+      if (std::string_view(setting) == "offload_activations") {
+        out_.set(k_.shown(path), value_text(*v), setting, on);
+        return;
+      }
+      out_.set(k_.shown(path), value_text(*v), setting, on ? "cpu" : "none");
+      if (also != nullptr) out_.put(also, on ? "cpu" : "none", k_.shown(path));
+    };
+    offload("enable_activation_offloading", "offload_activations", nullptr);
+    offload("fsdp_cpu_offload", "offload_params", "offload_optimizer");
     off_or_warn("compile", "torch.compile of the model and loss (fewer saved activations)");
     for (const char* path : {"ac_mode", "ac_option"})
       if (const json* v = k_.take_set(path))

@@ -42,6 +42,15 @@ export function fitCard(f: Fit, chosen: boolean): HTMLElement {
       'aria-label': `${f.gpu} used`,
     }),
     el('small', {}, `${percent(fraction)} of `, bytesCell('span', f.usable_bytes)),
+    f.host
+      ? el(
+          'small',
+          { class: `fit-host verdict-${f.host.verdict}` },
+          `host: ${verdictText(f.host.verdict)}, ${percent(f.host.used_fraction)} of `,
+          bytesCell('span', f.host.memory_bytes),
+          ` node RAM`,
+        )
+      : null,
   );
 }
 
@@ -56,11 +65,13 @@ export function warningList(warnings: string[]): HTMLElement {
     : el('p', { class: 'hint' }, 'None.');
 }
 
-/** The three quantities a breakdown table totals. */
+/** The three quantities a breakdown table totals (and, with offload, host and disk). */
 export interface Totals {
   allocated_bytes: number;
   reserved_bytes: number;
   device_bytes: number;
+  host_bytes?: number;
+  disk_bytes?: number;
 }
 
 /** A card with a heading that names it (aria-labelledby `titleId`). */
@@ -146,6 +157,8 @@ export function breakdownTable(
       total('Allocated', totals.allocated_bytes),
       total('Reserved', totals.reserved_bytes),
       total('Device', totals.device_bytes),
+      totals.host_bytes ? total('Host (one rank)', totals.host_bytes) : null,
+      totals.disk_bytes ? total('Disk (one rank)', totals.disk_bytes) : null,
     ),
   );
 }

@@ -4,7 +4,7 @@
 import { componentColor } from '../../charts';
 import { append, el, replace } from '../../dom';
 import { GIB, gib, gibFixed, groupDigits, paramCount } from '../../format';
-import type { Estimate, Peak, Stage } from '../../types';
+import { offGpu, type Estimate, type Peak, type Stage } from '../../types';
 import { breakdownTable, bytesCell, chartSection, verdictCard } from '../result_widgets';
 import { ResultsPanelBase } from '../results_panel';
 
@@ -118,6 +118,7 @@ export class ResultsPanel extends ResultsPanelBase<Estimate> {
       ' allocated · ',
       el('strong', {}, gib(e.peak.device_bytes)),
       ' device',
+      ...(e.peak.host_bytes ? [' · ', el('strong', {}, gib(e.peak.host_bytes)), ' host'] : []),
     );
   }
 
@@ -134,9 +135,11 @@ export class ResultsPanel extends ResultsPanelBase<Estimate> {
   private renderChart(): void {
     const e = this.estimate!;
     const components: string[] = [];
+    // The chart is GPU memory: rows moved to the host or disk are in the table, not the bars.
     for (const stage of e.stages)
       for (const row of stage.rows)
-        if (!components.includes(row.component)) components.push(row.component);
+        if (!offGpu(row.counts_toward) && !components.includes(row.component))
+          components.push(row.component);
     const capacity = e.fit[0];
     this.canvas.setAttribute(
       'aria-label',
