@@ -77,6 +77,8 @@ json peak_object(const Estimate& e) {
           {"disk_bytes", e.peak.disk_bytes}};
 }
 
+}  // namespace
+
 json fit_json(const Fit& f) {
   return {{"gpu", f.gpu},
           {"name", f.name},
@@ -91,8 +93,6 @@ json fit_json(const Fit& f) {
                                          {"verdict", verdict_name(f.host_verdict)}}
                                   : json(nullptr)}};
 }
-
-}  // namespace
 
 json peak_json(const Estimate& estimate) { return peak_object(estimate); }
 

@@ -132,15 +132,8 @@ json sweep_point(const json& value, const SettingsEstimate& result) {
                 {"peak", peak_json(e)},
                 {"world_size", e.world_size},
                 {"microbatches", e.microbatches}};
-  if (!e.fit.empty()) {
-    const Fit& f = e.fit.front();
-    point["fit"] = {{"gpu", f.gpu},
-                    {"name", f.name},
-                    {"nominal_bytes", f.nominal_bytes},
-                    {"usable_bytes", f.usable_bytes},
-                    {"used_fraction", f.used_fraction},
-                    {"verdict", verdict_name(f.verdict)}};
-  }
+  // The first fit row exactly as POST /api/estimate writes it (host check included).
+  if (!e.fit.empty()) point["fit"] = fit_json(e.fit.front());
   return point;
 }
 

@@ -17,6 +17,8 @@ namespace vramplan {
 nlohmann::json estimate_to_json(const Scenario& scenario, const Estimate& estimate);
 // Its "peak" object alone (the sweep endpoint returns it per point).
 nlohmann::json peak_json(const Estimate& estimate);
+// One fit row as the estimate's JSON writes it (fit[]): the GPU, its verdict and the host check.
+nlohmann::json fit_json(const Fit& fit);
 
 struct TableOptions {
   int width = 100;     // terminal columns for the bar chart
