@@ -35,11 +35,14 @@ async function searched() {
   });
 }
 
-/** The table as shown: layout, tokens/s text and value, peak bytes, per row. */
+/** The table as shown: layout and its equivalents, tokens/s text and value, peak bytes, per row. */
 async function shownRows() {
   return page.locator('#plan-table tbody tr').evaluateAll((rows) =>
     rows.map((row) => ({
-      layout: row.querySelector('td.layout').textContent,
+      layout: row.querySelector('td.layout > code').textContent,
+      equivalents: Array.from(row.querySelectorAll('td.layout .equivalent code')).map(
+        (c) => c.textContent,
+      ),
       tokensText: row.querySelector('td.tokens').textContent,
       tokens: Number(row.querySelector('td.tokens').getAttribute('data-value')),
       deviceBytes: Number(row.querySelector('td.peak').getAttribute('data-bytes')),
@@ -66,6 +69,7 @@ test('a search shows the top layouts /api/plan answers', async () => {
   rows.forEach((row, i) => {
     const candidate = api.body.candidates[i];
     assert.equal(row.layout, candidate.layout, `layout ${i + 1}`);
+    assert.deepEqual(row.equivalents, candidate.equivalents ?? [], `equivalents ${i + 1}`);
     assert.equal(row.tokens, candidate.tokens_per_s_per_gpu, `tokens/s ${i + 1}`);
     assert.equal(
       row.tokensText,
