@@ -70,6 +70,16 @@ def test_models_and_gpus_equal_cli(cli):
         assert [m.to_dict() for m in function()] == json.loads(done.stdout)
 
 
+@pytest.mark.parametrize("dataset", [None, "megatron", "torchtitan", "pytorch-reference"])
+def test_validate_equals_cli(cli, dataset):
+    args = ["--dataset", dataset] if dataset else []
+    done = cli("validate", *args, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    got = vramplan.validate(dataset=dataset).to_dict()
+    assert got == json.loads(done.stdout)
+    assert ("uncertainty" in got) == (dataset is None)
+
+
 def test_from_config_equals_cli(cli, fixtures):
     path = fixtures / "megatron" / "llama3_8b_pretrain.sh"
     done = cli("estimate", "--from", str(path), "--format", "json")

@@ -78,3 +78,12 @@ def test_check_headroom_refused(headroom):
     with pytest.raises(vramplan.Error) as caught:
         vramplan.check(model="Llama-3.1-8B", headroom=headroom)
     assert caught.value.field == "headroom"
+
+
+@pytest.mark.parametrize("dataset", ["nope", "ultrascale-crashed", 3])
+def test_validate_unknown_dataset(dataset):
+    with pytest.raises(vramplan.Error) as e:
+        vramplan.validate(dataset=dataset)
+    assert e.value.field == "dataset"
+    if isinstance(dataset, str):
+        assert e.value.value == dataset and "megatron" in e.value.accepted

@@ -23,6 +23,7 @@ from ._api import (
     models,
     plan,
     roofline,
+    validate,
 )
 
 __all__ = [
@@ -39,4 +40,5 @@ __all__ = [
     "models",
     "plan",
     "roofline",
+    "validate",
 ]

@@ -123,6 +123,25 @@ def gpus():
     return wrap(json.loads(_core.gpus()))
 
 
+def validate(dataset=None):
+    """Every measured run predicted and compared: ``vramplan validate [--dataset D] --format json``
+    (rows, summaries, fit confusion, targets, parameter counts, the Ultra-Scale noise floor).
+    ``dataset``: ``"megatron"``, ``"ultrascale"``, ``"torchtitan"`` or ``"pytorch-reference"``;
+    None: every dataset, with the uncertainty bands they support.
+
+    >>> v = vramplan.validate(dataset="megatron")
+    >>> v.summaries[0].dataset
+    'megatron'
+    """
+    if dataset is not None and not isinstance(dataset, str):
+        raise Error("dataset", repr(dataset), "a dataset name or None", "not text")
+    ok, answer = _core.validate(dataset or "")
+    data = json.loads(answer)
+    if not ok:
+        raise Error(data["field"], data["value"], data["accepted"], data["reason"], data["message"])
+    return Result(data)
+
+
 def from_formats():
     """The launch-config formats ``from_config`` reads: [{name, what}]."""
     return wrap(json.loads(_core.formats())["from"])

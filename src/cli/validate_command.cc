@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "vramplan/validation/validation.h"
+#include "vramplan/validation/validation_json.h"
 
 namespace vramplan::cli {
 namespace {
@@ -27,97 +28,14 @@ struct ValidateArgs {
   bool planner = false;  // the planner's choices against measured throughput (plan_command.cc)
 };
 
-// The datasets `--dataset` accepts.
-const std::vector<std::string>& dataset_names() {
-  static const std::vector<std::string> kNames = {"megatron", "ultrascale", "torchtitan",
-                                                  "pytorch-reference"};
-  return kNames;
-}
-
-// Whether a row or summary of `dataset` is shown under --dataset `only` (ultrascale brings its
-// crashed runs along).
-bool shown(const std::string& dataset, const std::string& only) {
-  return only.empty() || dataset == only ||
-         (only == "ultrascale" && dataset == "ultrascale-crashed");
-}
-
-bool target_shown(const AccuracyTarget& t, const std::string& only) {
-  if (only.empty()) return true;
-  const std::string prefix = only == "megatron"     ? "Megatron"
-                             : only == "ultrascale" ? "Ultra-Scale"
-                             : only == "torchtitan" ? "torchtitan"
-                                                    : "PyTorch reference";
-  return t.name.rfind(prefix, 0) == 0;
-}
-
 const char* gate_status(const AccuracyTarget& t) {
   return t.met() ? "ok" : t.passes() ? "OPEN" : "MISS";
-}
-
-nlohmann::json to_json(const ValidationReport& report, const std::string& only) {
-  nlohmann::json out;
-  out["rows"] = nlohmann::json::array();
-  for (const ValidationRow& r : report.rows) {
-    if (!shown(r.dataset, only)) continue;
-    nlohmann::json row = {{"dataset", r.dataset},
-                          {"id", r.id},
-                          {"group", r.group},
-                          {"quantity", r.quantity},
-                          {"skipped", r.skipped},
-                          {"reason", r.reason},
-                          {"measured_gib", r.measured_gib},
-                          {"predicted_gib", r.predicted_gib},
-                          {"verdict", r.verdict}};
-    if (!r.skipped && (r.measured_gib > 0 || r.basis_gib > 0)) row["error_pct"] = r.error_pct();
-    if (r.basis_gib > 0) row["error_basis_gib"] = r.basis_gib;
-    if (!r.facets.empty()) row["facets"] = r.facets;
-    out["rows"].push_back(row);
-  }
-  out["summaries"] = nlohmann::json::array();
-  for (const DatasetSummary& s : report.summaries) {
-    if (!shown(s.dataset, only)) continue;
-    out["summaries"].push_back({{"dataset", s.dataset},
-                                {"quantity", s.quantity},
-                                {"rows", s.rows},
-                                {"skipped", s.skipped},
-                                {"median_abs_pct", s.median_abs_pct},
-                                {"p90_abs_pct", s.p90_abs_pct},
-                                {"bias_pct", s.bias_pct}});
-  }
-  const FitConfusion& f = report.fit;
-  out["fit_confusion"] = {
-      {"ran", {{"fits", f.ran_fits}, {"tight", f.ran_tight}, {"oom", f.ran_oom}}},
-      {"crashed", {{"fits", f.crashed_fits}, {"tight", f.crashed_tight}, {"oom", f.crashed_oom}}}};
-  out["targets"] = nlohmann::json::array();
-  for (const AccuracyTarget& t : report.targets) {
-    if (!target_shown(t, only)) continue;
-    nlohmann::json target = {{"name", t.name},       {"value", t.value}, {"target", t.target},
-                             {"at_most", t.at_most}, {"met", t.met()},   {"open", t.open()},
-                             {"passes", t.passes()}};
-    if (t.open()) target["committed"] = t.committed;
-    out["targets"].push_back(target);
-  }
-  if (only.empty() || only == "pytorch-reference") {
-    out["parameter_counts"] = nlohmann::json::array();
-    for (const ParameterCountCheck& c : report.parameter_counts)
-      out["parameter_counts"].push_back({{"preset", c.preset},
-                                         {"part", c.part},
-                                         {"reference", c.reference},
-                                         {"vramplan", c.vramplan},
-                                         {"matches", c.matches()}});
-  }
-  const NoiseFloor& n = report.ultrascale_noise;
-  out["ultrascale_noise_floor"] = {{"groups", n.groups},
-                                   {"rows", n.rows},
-                                   {"median_abs_pct", n.median_abs_pct},
-                                   {"p90_abs_pct", n.p90_abs_pct}};
-  return out;
 }
 
 void print_rows(const ValidationReport& report, const std::string& only) {
   size_t id_width = 12, quantity_width = 8;
   for (const ValidationRow& r : report.rows) {
-    if (!shown(r.dataset, only) || r.dataset == "ultrascale-crashed") continue;
+    if (!dataset_shown(r.dataset, only) || r.dataset == "ultrascale-crashed") continue;
     id_width = std::max(id_width, r.id.size());
     quantity_width = std::max(quantity_width, r.quantity.size());
   }
@@ -125,7 +43,7 @@ void print_rows(const ValidationReport& report, const std::string& only) {
                            id_width, "quantity", quantity_width, "measured", "predicted", "error",
                            "note");
   for (const ValidationRow& r : report.rows) {
-    if (!shown(r.dataset, only)) continue;
+    if (!dataset_shown(r.dataset, only)) continue;
     if (r.dataset == "ultrascale-crashed") continue;  // summarised in the confusion matrix
     const std::string error = r.skipped ? "skipped" : fmt::format("{:+.1f}%", r.error_pct());
     std::cout << fmt::format("{:<19} {:<{}} {:<{}} {:>9.2f} {:>9.2f} {:>8}  {}\n", r.dataset, r.id,
@@ -157,29 +75,29 @@ void print_table(const ValidationReport& report, bool rows, const std::string& o
   std::cout << fmt::format("{:<17} {:<34} {:>5} {:>8} {:>10} {:>9} {:>8}\n", "dataset", "quantity",
                            "rows", "skipped", "median|e|", "p90|e|", "bias");
   for (const DatasetSummary& s : report.summaries) {
-    if (!shown(s.dataset, only)) continue;
+    if (!dataset_shown(s.dataset, only)) continue;
     std::cout << fmt::format("{:<17} {:<34} {:>5} {:>8} {:>9.1f}% {:>8.1f}% {:>+7.1f}%\n",
                              s.dataset, s.quantity, s.rows, s.skipped, s.median_abs_pct,
                              s.p90_abs_pct, s.bias_pct);
   }
-  if (shown("pytorch-reference", only))
+  if (dataset_shown("pytorch-reference", only))
     std::cout << "  (pytorch-reference categories: error in % of the measured peak)\n";
   const FitConfusion& f = report.fit;
-  if (shown("ultrascale", only))
+  if (dataset_shown("ultrascale", only))
     std::cout << fmt::format(
         "\nUltra-Scale fit on H100 80GB   predicted fits  tight  oom\n"
         "  runs that ran               {:>14} {:>6} {:>4}\n"
         "  runs that crashed           {:>14} {:>6} {:>4}\n",
         f.ran_fits, f.ran_tight, f.ran_oom, f.crashed_fits, f.crashed_tight, f.crashed_oom);
   std::cout << "\n";
-  if (shown("pytorch-reference", only)) print_parameter_counts(report);
+  if (dataset_shown("pytorch-reference", only)) print_parameter_counts(report);
   for (const AccuracyTarget& t : report.targets) {
     if (!target_shown(t, only)) continue;
     std::cout << fmt::format("{:<4} {:<76} {:>6.1f}  (target {} {}{})\n", gate_status(t), t.name,
                              t.value, t.at_most ? "<=" : ">=", t.target,
                              t.open() ? fmt::format("; open, committed {:.1f}", t.committed) : "");
   }
-  if (!shown("ultrascale", only)) return;
+  if (!dataset_shown("ultrascale", only)) return;
   const NoiseFloor& n = report.ultrascale_noise;
   std::cout << fmt::format(
       "\nUltra-Scale noise floor: {} runs in {} groups that must measure the same (ZeRO-0, full\n"
@@ -220,7 +138,7 @@ int run_validate(const ValidateArgs& args) {
     return 0;
   }
   if (args.format == "json") {
-    nlohmann::json j = to_json(*report, args.dataset);
+    nlohmann::json j = validation_to_json(*report, args.dataset);
     if (args.dataset.empty()) j["uncertainty"] = bands_to_json(derive_bands(*report));
     std::cout << j.dump(2) << "\n";
   } else {
@@ -262,7 +180,7 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--dataset", args->dataset,
                   "only this dataset's rows, summaries and targets: megatron, ultrascale, "
                   "torchtitan or pytorch-reference")
-      ->check(CLI::IsMember(dataset_names()));
+      ->check(CLI::IsMember(validation_datasets()));
   cmd->add_flag("--check", args->check,
                 "exit 1 when an accuracy target is missed (an open target: when it is worse than "
                 "its committed figure)");

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -30,6 +31,7 @@
 #include "vramplan/report/plan_report.h"
 #include "vramplan/report/roofline_report.h"
 #include "vramplan/report/settings_report.h"
+#include "vramplan/validation/validation_json.h"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -154,6 +156,22 @@ Answer roofline(const std::string& text) {
 
 // The files a launch config names (a DeepSpeed JSON beside a torchrun line, ...), for the caller
 // to read beside the config as the CLI's --from does.
+// `vramplan validate [--dataset D] --format json`: every measured run against its prediction
+// (dataset "" = all, with the uncertainty bands the CLI adds then).
+Answer validate(const std::string& dataset) {
+  if (!dataset.empty()) {
+    const std::vector<std::string>& names = validation_datasets();
+    if (std::find(names.begin(), names.end(), dataset) == names.end())
+      return failed(Error{"dataset", dataset, fmt::format("{}", fmt::join(names, ", ")),
+                          "no measured dataset of that name"});
+  }
+  Result<ValidationReport> report = validate_measurements();
+  if (!report) return failed(report.error());
+  json out = validation_to_json(*report, dataset);
+  if (dataset.empty()) out["uncertainty"] = bands_to_json(derive_bands(*report));
+  return {true, out.dump()};
+}
+
 std::vector<std::string> named_files(const std::string& text, const std::string& format,
                                      const std::string& beside) {
   Result<json> settings = parse_settings(beside);
@@ -191,4 +209,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("gpus", [] { return vramplan::gpus_json().dump(); });
   m.def("formats", [] { return vp::formats_json().dump(); });
   m.def("files_named", &vp::named_files);
+  m.def("validate", [](const std::string& dataset) { return vp::released(vp::validate, dataset); });
 }
