@@ -70,12 +70,16 @@ std::filesystem::path directory_of(const std::string& path) {
 // would find them: beside the --from file, else in the working directory. One that is in neither
 // is left to the importer, which lists it as not read.
 std::optional<Error> read_named_files(const std::string& from_path, nlohmann::json& settings) {
-  const std::string format = settings.value("from_format", std::string());
+  // A from_format that is not text is left to the importer's own error naming it.
+  const auto f = settings.find("from_format");
+  const std::string format = f != settings.end() && f->is_string() ? f->get<std::string>() : "";
   nlohmann::json beside = settings;
   beside.erase("from");
   beside.erase("from_format");
   for (const std::string& name : files_named(settings["from"].get<std::string>(), format, beside)) {
-    if (settings.contains("from_files") && settings["from_files"].contains(name)) continue;
+    if (settings.contains("from_files") && settings["from_files"].is_object() &&
+        settings["from_files"].contains(name))
+      continue;
     for (const std::filesystem::path& dir : {directory_of(from_path), std::filesystem::path(".")}) {
       const std::filesystem::path candidate =
           std::filesystem::path(name).is_absolute() ? std::filesystem::path(name) : dir / name;
