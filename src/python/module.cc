@@ -85,7 +85,10 @@ Answer emitted(const Result<std::string>& config, const std::string& format) {
   return {true, json{{"config", *config}, {"format", format}}.dump()};
 }
 
-Answer estimate(const std::string& text) {
+// estimate and infer alike: settings → the request reader → emitted config or the JSON with the
+// checkpoint's parameter check, as the CLI and the server answer.
+template <typename Read, typename Emit, typename ToJson>
+Answer answer_settings(const std::string& text, Read read, Emit emit_as, ToJson to_json) {
   Result<json> parsed = parse_settings(text);
   if (!parsed) return failed(parsed.error());
   json settings = std::move(parsed).value();
@@ -93,34 +96,39 @@ Answer estimate(const std::string& text) {
   if (!emit) return failed(emit.error());
   const FileReader reader = read_file;
   hub::HubModels hub_models;
-  Result<SettingsEstimate> result = estimate_settings(settings, reader, hub_models.fetcher(reader));
+  auto result = read(settings, reader, hub_models.fetcher(reader));
   if (!result) return failed(result.error());
-  SettingsEstimate answer = std::move(result).value();
-  if (*emit) return emitted(emit_training(answer.resolved.scenario, settings, **emit), **emit);
+  auto answer = std::move(result).value();
+  if (*emit) return emitted(emit_as(answer.resolved.scenario, settings, **emit), **emit);
   const std::optional<json> checkpoint =
       hub_models.report(answer.estimate.parameters.total, answer.estimate.warnings);
-  json out = settings_estimate_to_json(answer);
+  json out = to_json(answer);
   if (checkpoint) out["checkpoint"] = *checkpoint;
   return {true, out.dump()};
 }
 
+Answer estimate(const std::string& text) {
+  return answer_settings(
+      text,
+      [](const json& s, const FileReader& r, const ModelFetcher& f) {
+        return estimate_settings(s, r, f);
+      },
+      [](const auto& scenario, const json& s, const std::string& format) {
+        return emit_training(scenario, s, format);
+      },
+      [](const SettingsEstimate& a) { return settings_estimate_to_json(a); });
+}
+
 Answer infer(const std::string& text) {
-  Result<json> parsed = parse_settings(text);
-  if (!parsed) return failed(parsed.error());
-  json settings = std::move(parsed).value();
-  Result<std::optional<std::string>> emit = take_emit(settings);
-  if (!emit) return failed(emit.error());
-  const FileReader reader = read_file;
-  hub::HubModels hub_models;
-  Result<SettingsInference> result = infer_settings(settings, reader, hub_models.fetcher(reader));
-  if (!result) return failed(result.error());
-  SettingsInference answer = std::move(result).value();
-  if (*emit) return emitted(emit_serving(answer.resolved.scenario, settings, **emit), **emit);
-  const std::optional<json> checkpoint =
-      hub_models.report(answer.estimate.parameters.total, answer.estimate.warnings);
-  json out = settings_inference_to_json(answer);
-  if (checkpoint) out["checkpoint"] = *checkpoint;
-  return {true, out.dump()};
+  return answer_settings(
+      text,
+      [](const json& s, const FileReader& r, const ModelFetcher& f) {
+        return infer_settings(s, r, f);
+      },
+      [](const auto& scenario, const json& s, const std::string& format) {
+        return emit_serving(scenario, s, format);
+      },
+      [](const SettingsInference& a) { return settings_inference_to_json(a); });
 }
 
 Answer plan(const std::string& text) {
