@@ -27,8 +27,11 @@ fi
 launcher=()
 # ccache makes rebuilds in several checkouts (build, build-asan, worktrees) cheap.
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# ccache caches files compiled with a precompiled header (cmake/pch.cmake) only when told that
+# the header's macros and timestamps may be trusted.
+export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
 # The defaults come before "$@": of two -D for one variable, cmake keeps the later.
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
   -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=ON "$@" >/dev/null
 target=()
 [[ -n "${VRAMPLAN_TARGET:-}" ]] && target=(--target "$VRAMPLAN_TARGET")

@@ -17,7 +17,7 @@ python="$(scripts/find_python.sh pytest)" || {
 }
 "$python" -m pytest -q -p no:cacheprovider scripts
 
-echo "== build and test (RelWithDebInfo)"
+echo "== build and test (Release)"
 # The Python package's module (python/, docs/python.md) is built in the same build dir, over the
 # same static libraries (compiled once, as position-independent code), for a python3 that can also
 # run its tests and example notebook (ctest python.pytest, python.notebook).

@@ -108,9 +108,14 @@ void add_serve_command(CLI::App& app, std::function<int()>* run) {
                   "worker threads (default: the hardware's, at least 8)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--max-searches", limits->max_searches,
-                  "layout searches (POST /api/plan) at once; more are answered 429 with "
-                  "Retry-After (default: hardware threads / 4, at least 1)")
+                  "layout searches (POST /api/plan) at once; another waits --search-queue-seconds "
+                  "for a slot, then is answered 429 with Retry-After (default: hardware threads "
+                  "/ 4, at least 1)")
       ->check(CLI::Range(1, 256));
+  cmd->add_option("--search-queue-seconds", limits->queue_seconds,
+                  "how long a search waits for a free slot before 429 (0: refused at once)")
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
   cmd->add_option("--search-seconds", limits->search_seconds,
                   "time budget of one layout search; past it the search stops and answers 503")
       ->check(CLI::Range(0.1, 3600.0))

@@ -18,7 +18,10 @@ using nlohmann::json;
 inline constexpr size_t kShownChars = 40;  // values quoted in errors are cut to this length
 
 inline std::string shorten(std::string text) {
-  if (text.size() > kShownChars) text = text.substr(0, kShownChars) + "...";
+  if (text.size() > kShownChars) {
+    text.resize(kShownChars);
+    text += "...";
+  }
   return text;
 }
 

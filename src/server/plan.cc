@@ -82,7 +82,9 @@ Response handle_plan(const Request& request) {
   if (!plan_request) return error_response(plan_request.error());
   PlanRequest bounded = std::move(plan_request).value();
   if (auto error = bound_search(bounded)) return error_response(*error);
-  std::optional<SearchSlot> slot = SearchSlot::try_take();
+  std::optional<SearchSlot> slot = SearchSlot::take(request.client_gone);
+  if (!slot && request.client_gone && request.client_gone())
+    return error_response({"request", "POST /api/plan", "", "the client went away"}, 499);
   if (!slot) return too_many_searches();
   const double budget = current_limits().search_seconds;
   const auto deadline = std::chrono::steady_clock::now() +

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -12,6 +14,7 @@ namespace vramplan::server {
 namespace {
 
 std::mutex mutex;
+std::condition_variable slot_freed;
 ServerLimits limits;
 SearchCounters counters;
 
@@ -52,6 +55,41 @@ std::optional<SearchSlot> SearchSlot::try_take() {
   return slot;
 }
 
+std::optional<SearchSlot> SearchSlot::take(const std::function<bool()>& client_gone) {
+  using Clock = std::chrono::steady_clock;
+  std::unique_lock lock(mutex);
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(std::max(0.0, limits.queue_seconds)));
+  // One waiter per slot at most (a replacement for each running search): waiters hold worker
+  // threads, and health must keep free ones while a flood of searches arrives.
+  if (counters.running >= resolved_max_searches(limits) &&
+      counters.waiting >= resolved_max_searches(limits)) {
+    ++counters.refused;
+    return std::nullopt;
+  }
+  ++counters.waiting;
+  bool gone = false;
+  // Wakes when a slot frees, and every 50 ms to see whether the waiting client went away.
+  while (counters.running >= resolved_max_searches(limits) && Clock::now() < deadline) {
+    slot_freed.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(50)));
+    if (client_gone && client_gone()) {
+      gone = true;
+      break;
+    }
+  }
+  --counters.waiting;
+  if (gone) return std::nullopt;
+  if (counters.running >= resolved_max_searches(limits)) {
+    ++counters.refused;
+    return std::nullopt;
+  }
+  ++counters.running;
+  SearchSlot slot;
+  slot.held_ = true;
+  return slot;
+}
+
 SearchSlot::SearchSlot(SearchSlot&& other) noexcept : held_(other.held_), outcome_(other.outcome_) {
   other.held_ = false;
 }
@@ -60,6 +98,7 @@ SearchSlot::~SearchSlot() {
   if (!held_) return;
   std::lock_guard lock(mutex);
   --counters.running;
+  slot_freed.notify_one();
   switch (outcome_) {
     case Outcome::kTimedOut:
       ++counters.timed_out;
@@ -79,9 +118,10 @@ Response too_many_searches() {
       {"request", "POST /api/plan",
        fmt::format("at most {} layout search{} at once on this server", l.max_searches,
                    l.max_searches == 1 ? "" : "es"),
-       fmt::format("every search slot is taken; retry in {} s (vramplan serve --max-searches "
-                   "sets the limit)",
-                   l.retry_after_seconds)},
+       fmt::format("every search slot is taken (a search waits up to {:g} s for one, as many "
+                   "at once as there are slots); retry in {} s (vramplan serve --max-searches "
+                   "and --search-queue-seconds set the limits)",
+                   l.queue_seconds, l.retry_after_seconds)},
       429);
   response.headers.emplace_back("Retry-After", std::to_string(l.retry_after_seconds));
   // The client is told to come back later: its connection is closed so that it holds no worker

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "server/api.h"
 
@@ -35,7 +37,8 @@ class SearchLimits : public ::testing::Test {
 };
 
 TEST_F(SearchLimits, SearchesBeyondTheLimitAre429WithRetryAfter) {
-  configure_limits({.max_searches = 1, .search_seconds = 60, .retry_after_seconds = 3});
+  configure_limits(
+      {.max_searches = 1, .search_seconds = 60, .queue_seconds = 0, .retry_after_seconds = 3});
   const SearchCounters before = search_counters();
   {
     std::optional<SearchSlot> held = SearchSlot::try_take();  // a search in flight
@@ -53,6 +56,49 @@ TEST_F(SearchLimits, SearchesBeyondTheLimitAre429WithRetryAfter) {
   EXPECT_EQ(after.refused - before.refused, 2);
   EXPECT_EQ(after.completed - before.completed, 2);
   EXPECT_EQ(after.running, 0);
+}
+
+// A browser replacing its search aborts the old request and sends the new one at once; the old
+// search frees its slot a moment later, and the new one must get it rather than a 429.
+TEST_F(SearchLimits, ASearchWaitsForASlotThatFreesWithinTheQueueTime) {
+  configure_limits({.max_searches = 1, .search_seconds = 60, .queue_seconds = 30});
+  std::optional<SearchSlot> held = SearchSlot::try_take();
+  ASSERT_TRUE(held);
+  std::thread release([&held] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    held.reset();
+  });
+  const Response r = handle_request(plan_request());
+  release.join();
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(search_counters().waiting, 0);
+}
+
+TEST_F(SearchLimits, OneSearchPerSlotWaitsAndTheRestAreRefusedAtOnce) {
+  // An hour's queue: a second waiter that waited would hang this test.
+  configure_limits({.max_searches = 1, .search_seconds = 60, .queue_seconds = 3600});
+  std::optional<SearchSlot> held = SearchSlot::try_take();
+  ASSERT_TRUE(held);
+  std::optional<SearchSlot> waited;
+  std::thread waiter([&waited] { waited = SearchSlot::take({}); });
+  while (search_counters().waiting == 0) std::this_thread::yield();
+  const int64_t refused = search_counters().refused;
+  EXPECT_FALSE(SearchSlot::take({}));  // the queue is full: refused without waiting
+  EXPECT_EQ(search_counters().refused, refused + 1);
+  held.reset();
+  waiter.join();
+  EXPECT_TRUE(waited);
+}
+
+TEST_F(SearchLimits, AWaitingSearchWhoseClientWentAwayLeavesTheQueue) {
+  configure_limits({.max_searches = 1, .search_seconds = 60, .queue_seconds = 30});
+  std::optional<SearchSlot> held = SearchSlot::try_take();
+  const int64_t refused = search_counters().refused;
+  Request request = plan_request();
+  request.client_gone = [] { return true; };
+  EXPECT_EQ(handle_request(request).status, 499);
+  EXPECT_EQ(search_counters().refused, refused) << "a client that left is not counted refused";
+  EXPECT_EQ(search_counters().waiting, 0);
 }
 
 TEST_F(SearchLimits, BadRequestsTakeNoSlot) {

@@ -30,8 +30,9 @@ wait_for() {
 }
 
 # ---------------------------------------------------------------------------------------------
-case_name "a flood of searches: one runs, the rest get 429 at once, health answers"
-start_server "$TEST_TMP/limits" --port 0 --quiet --max-searches 1 --search-seconds 120 --threads 8
+case_name "a flood of searches: one runs, one waits, the rest get 429, health answers"
+start_server "$TEST_TMP/limits" --port 0 --quiet --max-searches 1 --search-seconds 120 --threads 8 \
+  --search-queue-seconds 1
 BASE="http://127.0.0.1:$PORT"
 request GET /api/health
 expect_status 200
@@ -79,6 +80,19 @@ check "the search stopped and counted as cancelled" wait_for \
 post /api/plan '{"model": "Llama-3.1-8B", "gpus": 8, "global_batch": 64, "threads": 1}'
 expect_status 200
 expect_json 'len(d["candidates"]) > 0'
+
+case_name "a search replacing one whose client went away gets the slot (the browser's way)"
+curl -s --noproxy '*' --max-time 200 -o /dev/null -H 'Content-Type: application/json' \
+  --data-binary "@$TEST_TMP/slow.json" "$BASE/api/plan" &
+SLOW_CURL=$!
+check "the slow search takes the slot" wait_for 'd["searches"]["running"]' 1
+kill "$SLOW_CURL" 2>/dev/null
+wait "$SLOW_CURL" 2>/dev/null
+# At once, as a browser sends its new search right after aborting the old one.
+post /api/plan '{"model": "Llama-3.1-8B", "gpus": 8, "global_batch": 64, "threads": 1}'
+expect_status 200
+request GET /api/health
+expect_json 'd["searches"]["cancelled"] == 2 and d["searches"]["waiting"] == 0'
 
 case_name "a declared Content-Length over the limit is answered 413 before the body"
 # Headers only, then the client waits: the answer must come at once, not after the 10 s read
@@ -128,6 +142,9 @@ expect_stderr_contains "--max-searches"
 run serve --search-seconds -1
 expect_exit 2
 expect_stderr_contains "--search-seconds"
+run serve --search-queue-seconds -1
+expect_exit 2
+expect_stderr_contains "--search-queue-seconds"
 run serve --max-body-bytes 10
 expect_exit 2
 expect_stderr_contains "--max-body-bytes"
