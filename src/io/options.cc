@@ -364,6 +364,49 @@ constexpr OptionSpec kPlanOptions[] = {
     {"threads", K::kInteger, "plan", "0 (all cores)", "search threads", ""},
 };
 
+// The quick calculator (docs/quick.md): `quick` and POST /api/quick.
+constexpr OptionSpec kQuickOptions[] = {
+    {"example", K::kChoice, "quick", "",
+     "start from a shipped scenario (`vramplan quick --list-examples`); settings given beside it "
+     "win",
+     "medium-training, serving, large-finetune"},
+    {"params", K::kText, "quick", "", "parameter count P: 700M, 1.3B, 1300M or a plain number", ""},
+    {"layers", K::kInteger, "quick", "", "decoder layers L", ""},
+    {"hidden", K::kInteger, "quick", "", "hidden size h", ""},
+    {"batch", K::kInteger, "quick", "1", "sequences per step (training) or in flight (serving) b",
+     ""},
+    {"seq_len", K::kInteger, "quick", "2048", "tokens per sequence s", ""},
+    {"mode", K::kChoice, "quick", "training",
+     "training keeps gradients, optimizer states and every layer's activations; inference one "
+     "layer's activations and the KV cache",
+     "training, inference"},
+    {"weight_dtype", K::kChoice, "quick", "bf16", "format of the weights",
+     "fp32, bf16, fp16, fp8, int8, int4, nf4, mxfp4, nvfp4"},
+    {"grad_dtype", K::kChoice, "quick", "bf16", "dtype of the gradients",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"activation_dtype", K::kChoice, "quick", "bf16", "dtype of the activations",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"optimizer_dtype", K::kChoice, "quick", "fp32", "dtype of the optimizer states",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"master_weights", K::kBool, "quick", "true",
+     "fp32 master weights in training when the weights are below fp32", ""},
+    {"optimizer", K::kChoice, "quick", "adamw", "optimizer",
+     "adamw, adam8bit, sgd, sgd-momentum, adafactor, lion, muon"},
+    {"activation_multiplier", K::kNumber, "quick",
+     "what vramplan keeps per layer of the matching architecture",
+     "tensors of h values each token keeps per layer (docs/quick.md)", ""},
+    {"checkpoint_factor", K::kNumber, "quick", "1",
+     "share of the activations kept with checkpointing (1: none; 1/m keeps only layer inputs)", ""},
+    {"kv_cache", K::kBool, "quick", "false (true: inference)", "count a KV cache", ""},
+    {"cache_tokens", K::kInteger, "quick", "seq_len", "tokens per sequence in the KV cache", ""},
+    {"kv_dtype", K::kChoice, "quick", "activation_dtype", "dtype of the KV cache",
+     "fp32, bf16, fp16, fp8, fp4"},
+    {"overhead_gib", K::kNumber, "quick", "0.586 (600 MiB)", "CUDA context and kernels per GPU",
+     ""},
+    {"allocator_overhead", K::kNumber, "quick", "0.10",
+     "caching-allocator pool above the tensors (fraction)", ""},
+};
+
 struct GroupTitle {
   std::string_view group, title;
 };
@@ -378,13 +421,15 @@ constexpr GroupTitle kGroupTitles[] = {{"input", "Input and output"},
                                        {"engine", "Engine (vLLM / SGLang)"},
                                        {"hardware", "GPU"},
                                        {"overheads", "Memory beyond tensors"},
-                                       {"plan", "Planner"}};
+                                       {"plan", "Planner"},
+                                       {"quick", "Quick calculator"}};
 
 }  // namespace
 
 std::span<const OptionSpec> scenario_options() { return kOptions; }
 std::span<const OptionSpec> inference_options() { return serving_settings(); }
 std::span<const OptionSpec> plan_options() { return kPlanOptions; }
+std::span<const OptionSpec> quick_options() { return kQuickOptions; }
 
 std::string_view group_title(std::string_view group) {
   for (const GroupTitle& g : kGroupTitles)

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "server/plan.h"
+#include "server/quick.h"
 #include "server/static_assets.h"
 
 namespace vramplan::server {
@@ -19,6 +20,7 @@ constexpr Route kApiRoutes[] = {
     {"POST", "/api/sweep", handle_sweep},  {"GET", "/api/infer/options", handle_infer_options},
     {"POST", "/api/infer", handle_infer},  {"GET", "/api/hub/{id}", handle_hub_model},
     {"POST", "/api/plan", handle_plan},    {"GET", "/api/plan/options", handle_plan_options},
+    {"POST", "/api/quick", handle_quick},  {"GET", "/api/quick/options", handle_quick_options},
 };
 
 // "/a/b/" -> "/a/b": a trailing slash names the same resource.

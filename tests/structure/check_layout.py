@@ -13,7 +13,7 @@ import re
 import sys
 
 # Lowest first. A folder may include the ones before it, never the ones after.
-LAYERS = ["base", "model", "training", "serving", "perf", "plan", "interop", "io", "report",
+LAYERS = ["base", "model", "training", "serving", "perf", "quick", "plan", "interop", "io", "report",
           "validation",
           "hub", "python", "server", "cli"]
 MAX_LINES = 600

@@ -29,6 +29,8 @@ std::span<const OptionSpec> inference_options();
 // The planner's own settings beside the scenario keys: gpus_per_node, max_tp, headroom, top,
 // threads (group "plan"; gpus is a scenario key the planner requires).
 std::span<const OptionSpec> plan_options();
+// The quick calculator's settings (`quick`, POST /api/quick; docs/quick.md).
+std::span<const OptionSpec> quick_options();
 
 // The title a group's options are listed under in --help and the web form ("model" -> "Model").
 std::string_view group_title(std::string_view group);
