@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "base/term.h"
 #include "io/setting_reader.h"
 #include "vramplan/io/estimate_request.h"
 #include "vramplan/io/inference_request.h"
@@ -250,9 +251,7 @@ Result<QuickAnswer> quick_settings(const nlohmann::json& settings) {
           "params = {} but {} layers × {} hold about {} parameters in the matching architecture "
           "(12·L·h² for attention and MLP alone is {}): the coarse rows scale with params, the "
           "full estimate with the architecture",
-          setting_text(settings.contains("params") ? settings["params"]
-                                                   : nlohmann::json(in->params)),
-          in->layers, in->hidden, group_digits(out.full->parameters),
+          group_digits(in->params), in->layers, in->hidden, group_digits(out.full->parameters),
           group_digits(Wide{12} * in->layers * in->hidden * in->hidden)));
   }
   return out;

@@ -168,14 +168,15 @@ Result<QuickEstimate> quick_estimate(const QuickInputs& in) {
                  "sizes whose activations and KV cache stay below 4 EiB",
                  "the rows overflow: check batch, seq_len, hidden and layers"};
   const std::string mode_text =
-      training ? std::string("1 (training: every layer's tensors kept for the backward)")
-               : fmt::format("1/{} (inference: one layer's tensors alive at a time)", in.layers);
+      training ? std::string("mode 1: training keeps every layer's tensors for the backward")
+               : fmt::format("mode 1/{}: inference keeps one layer's tensors at a time", in.layers);
   out.rows.push_back(
       row("activations", static_cast<Wide>(std::llround(act)),
-          fmt::format("b·s·h·L·m·bytes·mode·checkpoint = {}·{}·{}·{}·{:.4g}·{}·{}·{:g}", in.batch,
-                      group_digits(in.seq_len), group_digits(in.hidden), in.layers,
-                      out.activation_multiplier, dtype_bytes(in.activation_dtype), mode_text,
-                      in.checkpoint_factor),
+          fmt::format("b·s·h·L·m·bytes·mode·checkpoint = {}·{}·{}·{}·{:.4g}·{}·{}·{:g} ({})",
+                      in.batch, group_digits(in.seq_len), group_digits(in.hidden), in.layers,
+                      out.activation_multiplier, dtype_bytes(in.activation_dtype),
+                      training ? std::string("1") : fmt::format("(1/{})", in.layers),
+                      in.checkpoint_factor, mode_text),
           kSourceActivations));
 
   // KV cache.

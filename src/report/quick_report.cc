@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/term.h"
 #include "report/text_layout.h"
 #include "vramplan/io/options.h"
 
@@ -177,7 +178,8 @@ std::string render_quick_examples() {
   std::string out;
   for (const QuickExample& e : quick_examples()) {
     std::string settings;
-    for (const auto& [key, value] : json::parse(e.settings).items())
+    const json parsed = json::parse(e.settings);  // kept alive: items() refers to it
+    for (const auto& [key, value] : parsed.items())
       settings += fmt::format(" {} {}", flag_name(key),
                               value.is_string() ? value.get<std::string>() : value.dump());
     out += fmt::format("{}  {} (calculator: {:.2f} GiB)\n    vramplan quick --example {}  # ={}\n",
