@@ -93,16 +93,26 @@ std::string render_quick_table(const QuickAnswer& a, const TableOptions& options
   line(bold(fmt::format("vramplan quick · {} · {} parameters, {} layers × {}{}",
                         quick_mode_name(in.mode), group_digits(in.params), in.layers, in.hidden,
                         a.example.empty() ? "" : " · example " + a.example)));
-  const std::string settings = fmt::format(
-      "batch {}, seq_len {}, weights {}, grads {}, activations {}, optimizer {} ({}), master "
-      "weights {}, checkpoint factor {:g}, KV cache {}",
-      in.batch, in.seq_len, weight_format_name(in.weights.format), dtype_name(in.grad_dtype),
-      dtype_name(in.activation_dtype), optimizer_name(in.optimizer), dtype_name(in.optimizer_dtype),
-      in.master_weights ? "on" : "off", in.checkpoint_factor,
+  const std::string kv =
       in.kv_cache
-          ? fmt::format("{} tokens in {}", in.cache_tokens > 0 ? in.cache_tokens : in.seq_len,
-                        dtype_name(in.kv_dtype))
-          : std::string("off"));
+          ? fmt::format("KV cache {} tokens in {}",
+                        in.cache_tokens > 0 ? in.cache_tokens : in.seq_len, dtype_name(in.kv_dtype))
+          : std::string("KV cache off");
+  // Inference has no gradients, optimizer or master weights: its line leaves them out.
+  const std::string settings =
+      in.mode == QuickMode::kTraining
+          ? fmt::format(
+                "batch {}, seq_len {}, weights {}, grads {}, activations {}, optimizer {} "
+                "({}), master weights {}, checkpoint factor {:g}, {}",
+                in.batch, in.seq_len, weight_format_name(in.weights.format),
+                dtype_name(in.grad_dtype), dtype_name(in.activation_dtype),
+                optimizer_name(in.optimizer), dtype_name(in.optimizer_dtype),
+                in.master_weights ? "on" : "off", in.checkpoint_factor, kv)
+          : fmt::format(
+                "batch {}, seq_len {}, weights {}, activations {}, checkpoint factor {:g}, "
+                "{}",
+                in.batch, in.seq_len, weight_format_name(in.weights.format),
+                dtype_name(in.activation_dtype), in.checkpoint_factor, kv);
   for (const std::string& l : wrap_at_spaces(settings, width - 2)) line("  " + l);
   for (const std::string& l :
        wrap_at_spaces(fmt::format("activation multiplier m = {:.4g} ({})",

@@ -71,7 +71,7 @@ run quick --example serving --format json
 expect_json "d['inputs']['mode'] == 'inference' and d['inputs']['kv_cache'] and d['inputs']['weight_dtype'] == 'int8'"
 expect_json "d['rows'][5]['bytes'] == 4 * 1024 * 4096 * 32 * 2 * 2 and d['rows'][2]['bytes'] == 0"
 expect_json "d['full_estimate']['command'] == 'infer'"
-run quick --example serving
+run quick --example serving --width 200
 expect_stdout_contains "calculator"
 expect_stdout_contains "8.37"
 expect_stdout_contains "vramplan infer"
@@ -79,6 +79,16 @@ expect_stdout_contains "vramplan infer"
 case_name "a flag beside the example wins"
 run quick --example medium-training --batch 1 --format json
 expect_json "d['inputs']['batch'] == 1 and d['inputs']['layers'] == 32"
+
+case_name "no master weights; another optimizer"
+run quick "${MEDIUM[@]}" --activation-multiplier 10 --no-master-weights --optimizer sgd-momentum --optimizer-dtype bf16 --format json
+expect_json "d['rows'][1]['bytes'] == 0 and d['rows'][3]['bytes'] == 2 * 700000000"
+expect_json "d['inputs']['master_weights'] is False and d['inputs']['optimizer'] == 'sgd-momentum'"
+
+case_name "inference leaves out what it does not keep"
+run quick --example serving --width 200
+expect_stdout_contains "batch 4, seq_len 1024, weights int8, activations bf16, checkpoint factor 1, KV cache 1024 tokens in bf16"
+expect_stdout_not_contains "grads"
 
 case_name "checkpointing and the KV cache"
 run quick "${MEDIUM[@]}" --activation-multiplier 10 --checkpoint-factor 0.5 --format json
