@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  accessibilityViolations,
   getApi,
   page,
   postApi,
@@ -72,6 +73,7 @@ test('every example: the page shows the API’s rows, total and full estimate', 
     );
     await screenshot(page, `desktop-quick-${example.name}`);
   }
+  assert.deepEqual(await accessibilityViolations(page), []);
 });
 
 test('a typed input reaches the API; a bad one shows the core’s error', async () => {
