@@ -119,8 +119,8 @@ void to_httplib_response(Response response, httplib::Response& res) {
 
 // The API's answer, unless a page of another site sent a write (origin_policy.h): 403 then.
 Response answer(const httplib::Request& req, Request request) {
-  const RequestOrigin from{req.method, req.get_header_value("Origin"),
-                           req.get_header_value("Host"), req.get_header_value("Sec-Fetch-Site")};
+  const RequestOrigin from{req.method, req.get_header_value("Origin"), req.get_header_value("Host"),
+                           req.get_header_value("Sec-Fetch-Site")};
   if (std::optional<Error> refused = refuse_cross_origin(from))
     return error_response(*refused, 403);
   return handle_request(std::move(request));
