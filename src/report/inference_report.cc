@@ -38,6 +38,12 @@ json weights_json(const ModuleFormats& f) {
 
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+json offload_json(const ServingOffload& o) {
+  return {{"cpu_offload_bytes", o.cpu_offload_bytes}, {"swap_space_bytes", o.swap_space_bytes},
+          {"kv_offload_bytes", o.kv_offload_bytes},   {"hierarchical_cache", o.hierarchical_cache},
+          {"hicache_ratio", o.hicache_ratio},         {"hicache_bytes", o.hicache_bytes}};
+}
+
 json scenario_json(const InferenceScenario& s, const InferenceEstimate& e) {
   const InferenceOverheads& o = s.overheads;
   return {{"model", {{"name", s.model.name}, {"model_type", s.model.model_type}}},
@@ -66,12 +72,6 @@ json scenario_json(const InferenceScenario& s, const InferenceEstimate& e) {
             {"non_torch_bytes", o.non_torch_bytes},
             {"cuda_graph_bytes", o.cuda_graph_bytes}}},
           {"offload", offload_json(s.offload)}};
-}
-
-json offload_json(const ServingOffload& o) {
-  return {{"cpu_offload_bytes", o.cpu_offload_bytes}, {"swap_space_bytes", o.swap_space_bytes},
-          {"kv_offload_bytes", o.kv_offload_bytes},   {"hierarchical_cache", o.hierarchical_cache},
-          {"hicache_ratio", o.hicache_ratio},         {"hicache_bytes", o.hicache_bytes}};
 }
 
 json tiers_json(const std::vector<KvTier>& tiers) {

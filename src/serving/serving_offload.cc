@@ -33,8 +33,6 @@ constexpr const char* kSourceHiCache =
     "size_per_token, else the device pool's size × hicache_ratio, aligned up to whole pages (+1 "
     "page); pinned host memory";
 
-Wide gib_bytes(double gib) { return static_cast<Wide>(std::llround(gib * (1 << 30))); }
-
 std::string gib_text(Wide bytes) {
   return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30));
 }
