@@ -46,9 +46,9 @@ struct InferenceOverheads {
 // pinned CPU memory, vLLM V0's swap space, the KV cache offloaded to the host (vLLM's
 // OffloadingConnector or LMCache), SGLang's hierarchical cache. Zero / unset = none.
 struct ServingOffload {
-  int64_t cpu_offload_bytes = 0;  // --cpu-offload-gb (vLLM, SGLang): weights per GPU
-  int64_t swap_space_bytes = 0;   // vLLM --swap-space: per GPU
-  int64_t kv_offload_bytes = 0;   // vLLM --kv-offloading-size: summed over the tp·pp ranks
+  int64_t cpu_offload_bytes = 0;    // --cpu-offload-gb (vLLM, SGLang): weights per GPU
+  int64_t swap_space_bytes = 0;     // vLLM --swap-space: per GPU
+  int64_t kv_offload_bytes = 0;     // vLLM --kv-offloading-size: summed over the tp·pp ranks
   bool hierarchical_cache = false;  // SGLang --enable-hierarchical-cache
   double hicache_ratio = 2.0;       // SGLang: host pool = ratio × the GPU pool (tokens)
   int64_t hicache_bytes = 0;        // SGLang --hicache-size (GB per GPU), overrides the ratio
@@ -138,7 +138,7 @@ struct InferenceEstimate {
   int64_t allocated_bytes = 0;
   int64_t reserved_bytes = 0;
   int64_t device_bytes = 0;
-  int64_t host_bytes = 0;       // per GPU's process: the rows counting toward host
+  int64_t host_bytes = 0;        // per GPU's process: the rows counting toward host
   std::vector<KvTier> kv_tiers;  // the GPU pool first, then the host pools (binding rank)
   std::optional<Capacity> capacity;
   std::vector<Fit> fit;  // filled by the front end
