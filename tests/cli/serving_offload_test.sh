@@ -66,4 +66,17 @@ expect_exit 0
 expect_stdout_contains "--cpu-offload-gb 2"
 expect_stdout_contains "--kv-offloading-size 16"
 
+case_name "an SGLang launch written by --emit reads back to the same host memory"
+run infer --model Llama-3.1-8B --mem-fraction-static 0.85 --enable-hierarchical-cache --hicache-ratio 3 --cpu-offload-gib 1 --host-memory-gib 512 --format json
+expect_exit 0
+cp "$RUN_OUT_FILE" "$TEST_TMP/direct.json"
+run infer --model Llama-3.1-8B --mem-fraction-static 0.85 --enable-hierarchical-cache --hicache-ratio 3 --cpu-offload-gib 1 --host-memory-gib 512 --emit sglang
+expect_exit 0
+expect_stdout_contains "--enable-hierarchical-cache"
+cp "$RUN_OUT_FILE" "$TEST_TMP/launch.sh"
+run infer --from "$TEST_TMP/launch.sh" --format json
+expect_exit 0
+expect_json "d['host_bytes'] == json.load(open('$TEST_TMP/direct.json'))['host_bytes'] > 0"
+expect_json "d['fit'][0]['host']['memory_bytes'] == 512 * 2**30"
+
 finish
