@@ -19,6 +19,7 @@ constexpr Route kApiRoutes[] = {
     {"POST", "/api/sweep", handle_sweep},  {"GET", "/api/infer/options", handle_infer_options},
     {"POST", "/api/infer", handle_infer},  {"GET", "/api/hub/{id}", handle_hub_model},
     {"POST", "/api/plan", handle_plan},    {"GET", "/api/plan/options", handle_plan_options},
+    {"POST", "/api/roofline", handle_roofline},
 };
 
 // "/a/b/" -> "/a/b": a trailing slash names the same resource.
