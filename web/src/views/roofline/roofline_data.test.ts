@@ -130,7 +130,11 @@ describe('chart geometry', () => {
     expect(attainable(op({ roofline_s: 0 }))).toBe(0);
   });
   it('leaves operations without FLOPs or intensity off the log axes', () => {
-    expect(opRows(ANSWER).filter(plottable).map((r) => r.id)).toEqual(['0.0', '0.1', '1.0']);
+    expect(
+      opRows(ANSWER)
+        .filter(plottable)
+        .map((r) => r.id),
+    ).toEqual(['0.0', '0.1', '1.0']);
   });
   it('maps kinds to the roof they run under', () => {
     expect(roofKind('grouped matmul')).toBe('matmul');
