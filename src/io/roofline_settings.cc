@@ -40,9 +40,10 @@ Result<Cluster> cluster_of(const nlohmann::json& settings, const Gpu& gpu) {
   for (const auto& [key, gbps] : bandwidths) {
     if (gbps > 0 && gbps <= kMaxGbps) continue;  // also refuses NaN
     const bool given = settings.contains(key) && !settings.at(key).is_null();
-    return Error{key, fmt::format("{:g}", gbps),
-                 fmt::format("a bandwidth in GB/s above 0, up to {:g}", kMaxGbps),
-                 given ? "" : fmt::format("not given, and the catalog entry of {} has none", gpu.id)};
+    return Error{
+        key, fmt::format("{:g}", gbps),
+        fmt::format("a bandwidth in GB/s above 0, up to {:g}", kMaxGbps),
+        given ? "" : fmt::format("not given, and the catalog entry of {} has none", gpu.id)};
   }
   return cluster;
 }

@@ -43,14 +43,14 @@ TEST(RooflineSettings, ClusterKeysTypedOrTextOverrideTheCatalog) {
 
 TEST(RooflineSettings, ErrorsNameTheKeyAsWritten) {
   const json llama = {{"model", "Llama-3.1-8B"}, {"gpus", 8}};
-  for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
-           {"gpus_per_node", 0},
-           {"gpus_per_node", "many"},
-           {"intra_node_gbps", 0},
-           {"inter_node_gbps", -1},
-           {"gpu", "nope"},
-           {"gpu_memory_gib", 80},
-           {"tp", 3}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, json>>{{"gpus_per_node", 0},
+                                                 {"gpus_per_node", "many"},
+                                                 {"intra_node_gbps", 0},
+                                                 {"inter_node_gbps", -1},
+                                                 {"gpu", "nope"},
+                                                 {"gpu_memory_gib", 80},
+                                                 {"tp", 3}}) {
     json settings = llama;
     settings[key] = value;
     Result<SettingsRoofline> r = roofline_settings(settings, nullptr);
