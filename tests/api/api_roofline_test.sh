@@ -58,7 +58,7 @@ bad() {
   expect_error 400 "$2"
   expect_json "d['error']['value'] == '$3' and d['error']['accepted']"
 }
-LLAMA='"model": "Llama-3.1-8B", "gpus": 8'
+LLAMA='"model": "Llama-3.1-8B"'
 bad "{$LLAMA, \"gpus_per_node\": 0}" gpus_per_node 0
 bad "{$LLAMA, \"gpus_per_node\": \"many\"}" gpus_per_node many
 bad "{$LLAMA, \"intra_node_gbps\": 0}" intra_node_gbps 0

@@ -132,15 +132,23 @@ test('an invalid value shows the core’s message beside the field, and no numbe
   assert.equal(await page.locator('#roofline-step-time').count(), 0, 'no numbers');
   assert.equal(await page.locator('#results-error').textContent(), api.body.error.message);
   await page.fill('#f-gpus_per_node', '');
-  await page.fill('#f-tp', '3');
+  // A capacity alone has no speeds: the roofline refuses it, beside its field.
+  await page.fill('#f-gpu_memory_gib', '80');
   await settled(page);
-  const tp = await postApi(server.url, '/api/roofline', {
+  const capacity = await postApi(server.url, '/api/roofline', {
     ...DEFAULT,
-    tp: 3,
+    tp: 2,
     inter_node_gbps: 12.5,
+    gpu_memory_gib: 80,
   });
-  assert.equal(tp.body.error.field, 'tp');
-  assert.equal(await page.locator('#f-tp-error').textContent(), tp.body.error.message);
+  assert.equal(capacity.status, 400);
+  assert.equal(capacity.body.error.field, 'gpu_memory_gib');
+  assert.equal(
+    await page.locator('#f-gpu_memory_gib-error').textContent(),
+    capacity.body.error.message,
+  );
+  assert.equal(await page.locator('#f-gpus_per_node-error').isVisible(), false);
+  await page.fill('#f-gpu_memory_gib', '');
   await page.fill('#f-tp', '');
   await page.fill('#f-inter_node_gbps', '');
   await settled(page);
