@@ -25,7 +25,7 @@ useServerAndBrowser();
 async function displayed(target = page) {
   return target.evaluate(() => {
     const number = (node, name) => Number(node.getAttribute(name));
-    const rows = [...document.querySelectorAll('#roofline-ops tbody tr')].map((tr) => ({
+    const rows = [...document.querySelectorAll('#roofline-ops tbody tr[data-op]')].map((tr) => ({
       op: tr.querySelector('th').textContent,
       flops: number(tr, 'data-flops'),
       bytes: number(tr, 'data-bytes'),

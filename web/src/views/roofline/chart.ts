@@ -209,10 +209,19 @@ export function rooflineChart(answer: RooflineAnswer): HTMLElement {
       el('span', { class: 'key key-memory' }, '■ memory-bound'),
       el('span', { class: 'key' }, 'filled: forward, hollow: backward'),
       el('span', { class: 'key key-matmul' }, '— matmul roof'),
-      el('span', { class: 'key key-attention' }, '- - attention roof'),
+      el(
+        'span',
+        { class: 'key key-attention' },
+        '- - attention roof',
+        answer.gpu.attention_tflops === answer.gpu.matmul_tflops ? ' (= matmul here)' : '',
+      ),
       el('span', { class: 'key key-elementwise' }, '- - element-wise roof'),
       off > 0
-        ? el('span', { class: 'key' }, `${off} operations without FLOPs are not drawn`)
+        ? el(
+            'span',
+            { class: 'key' },
+            `${off} ${off === 1 ? 'operation' : 'operations'} without FLOPs not drawn`,
+          )
         : null,
     ),
   );

@@ -189,7 +189,6 @@ export class RooflineResults {
   private opsCard(a: RooflineAnswer): HTMLElement {
     const rows = opRows(a);
     const headers = [
-      'Layer',
       'Operation',
       'Pass',
       'Kind',
@@ -219,35 +218,47 @@ export class RooflineResults {
           el(
             'caption',
             {},
-            'Per GPU and microbatch after TP/SP/CP/EP sharding; a layer row counts once (× its count in the model).',
+            'Per GPU and microbatch after TP/SP/CP/EP sharding, under each kind of layer (× how many the model has; each row counts one of them).',
           ),
           el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', { scope: 'col' }, h)))),
-          el(
-            'tbody',
-            {},
-            rows.map((r) =>
+          a.sections.map((section, index) =>
+            el(
+              'tbody',
+              { 'data-section': String(index) },
               el(
                 'tr',
-                {
-                  'data-op': r.id,
-                  'data-flops': String(r.flops),
-                  'data-bytes': String(r.bytes),
-                  'data-intensity': String(r.intensity),
-                  'data-bound': r.bound,
-                  class: `bound-${r.bound}`,
-                },
-                el('td', {}, r.layers > 1 ? `${r.section} (×${r.layers})` : r.section),
-                el('th', { scope: 'row' }, r.op),
-                el('td', {}, r.pass),
-                el('td', {}, r.kind),
-                el('td', { class: 'num', title: `${r.flops} FLOP` }, flopsText(r.flops)),
-                el('td', { class: 'num', title: `${r.bytes} bytes` }, bytesText(r.bytes)),
-                el('td', { class: 'num' }, r.intensity.toFixed(1)),
-                el('td', { class: 'num' }, r.ridge.toFixed(1)),
-                el('td', { class: 'bound' }, r.bound),
-                el('td', { class: 'num' }, secondsText(r.roofline_s)),
-                el('td', { class: 'formula' }, r.formula),
+                { class: 'section-row' },
+                el(
+                  'th',
+                  { scope: 'colgroup', colspan: String(headers.length) },
+                  section.layers > 1 ? `${section.name} (×${section.layers})` : section.name,
+                ),
               ),
+              rows
+                .filter((r) => r.id.startsWith(`${index}.`))
+                .map((r) =>
+                  el(
+                    'tr',
+                    {
+                      'data-op': r.id,
+                      'data-flops': String(r.flops),
+                      'data-bytes': String(r.bytes),
+                      'data-intensity': String(r.intensity),
+                      'data-bound': r.bound,
+                      class: `bound-${r.bound}`,
+                    },
+                    el('th', { scope: 'row' }, r.op),
+                    el('td', {}, r.pass),
+                    el('td', {}, r.kind),
+                    el('td', { class: 'num', title: `${r.flops} FLOP` }, flopsText(r.flops)),
+                    el('td', { class: 'num', title: `${r.bytes} bytes` }, bytesText(r.bytes)),
+                    el('td', { class: 'num' }, r.intensity.toFixed(1)),
+                    el('td', { class: 'num' }, r.ridge.toFixed(1)),
+                    el('td', { class: 'bound' }, r.bound),
+                    el('td', { class: 'num' }, secondsText(r.roofline_s)),
+                    el('td', { class: 'formula' }, r.formula),
+                  ),
+                ),
             ),
           ),
         ),
