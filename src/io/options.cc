@@ -383,6 +383,17 @@ constexpr OptionSpec kPlanOptions[] = {
     {"threads", K::kInteger, "plan", "0 (all cores)", "search threads", ""},
 };
 
+// The roofline's cluster, beside the training scenario: `roofline` and POST /api/roofline. Each
+// defaults to the catalog entry of the chosen GPU (perf/step_time.h default_cluster).
+constexpr OptionSpec kRooflineOptions[] = {
+    {"gpus_per_node", K::kInteger, "cluster", "from the GPU catalog (8)",
+     "GPUs per node (NVLink domain)", ""},
+    {"intra_node_gbps", K::kNumber, "cluster", "from the GPU catalog",
+     "NVLink/NVSwitch bandwidth per GPU, GB/s, one direction", ""},
+    {"inter_node_gbps", K::kNumber, "cluster", "from the GPU catalog",
+     "network bandwidth per GPU, GB/s, one direction (8×400 Gb/s per 8-GPU node = 50)", ""},
+};
+
 struct GroupTitle {
   std::string_view group, title;
 };
@@ -405,6 +416,7 @@ constexpr GroupTitle kGroupTitles[] = {{"input", "Input and output"},
 std::span<const OptionSpec> scenario_options() { return kOptions; }
 std::span<const OptionSpec> inference_options() { return serving_settings(); }
 std::span<const OptionSpec> plan_options() { return kPlanOptions; }
+std::span<const OptionSpec> roofline_options() { return kRooflineOptions; }
 
 std::string_view group_title(std::string_view group) {
   for (const GroupTitle& g : kGroupTitles)

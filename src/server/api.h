@@ -12,7 +12,8 @@
 //   POST /api/sweep            one setting varied over values: the peak per value
 //   GET  /api/infer/options    every serving setting, in the shape of /api/options
 //   POST /api/infer            serving settings in, `vramplan infer --format json` out
-//   GET  /api/hub/{org}/{name}[@revision]
+//   POST /api/roofline         scenario settings + cluster in, `vramplan roofline --format json`
+//   out GET  /api/hub/{org}/{name}[@revision]
 //                              a Hub model's config.json, commit, checkpoint and notes
 // "emit": "<format>" in /api/estimate, /api/infer and /api/plan answers {"config", "format"}
 // instead (server/emit_request.h).
@@ -106,5 +107,6 @@ Response handle_sweep(const Request& request);
 Response handle_infer_options(const Request& request);
 Response handle_infer(const Request& request);
 Response handle_hub_model(const Request& request);
+Response handle_roofline(const Request& request);  // roofline_handler.cc
 
 }  // namespace vramplan::server

@@ -29,6 +29,9 @@ std::span<const OptionSpec> inference_options();
 // The planner's own settings beside the scenario keys: gpus_per_node, max_tp, headroom, top,
 // threads (group "plan"; gpus is a scenario key the planner requires).
 std::span<const OptionSpec> plan_options();
+// The roofline's cluster beside the scenario keys: gpus_per_node, intra_node_gbps,
+// inter_node_gbps (group "cluster"; each defaults to the chosen GPU's catalog entry).
+std::span<const OptionSpec> roofline_options();
 
 // The title a group's options are listed under in --help and the web form ("model" -> "Model").
 std::string_view group_title(std::string_view group);

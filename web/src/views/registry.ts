@@ -2,7 +2,8 @@
 
 import { inferenceView } from './inference';
 import { planView } from './plan';
+import { rooflineView } from './roofline';
 import { trainingView } from './training';
 import type { View } from './view';
 
-export const VIEWS: View[] = [trainingView, inferenceView, planView];
+export const VIEWS: View[] = [trainingView, inferenceView, planView, rooflineView];
