@@ -5,19 +5,22 @@
 # programs and the load test (they print numbers; no timing is asserted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's heading says when it started, so a CI log shows where the time goes.
+stage() { echo "== [$(date -u +%H:%M:%S), ${SECONDS} s in] $*"; }
+stage "set-up (scripts/setup.sh test)"
 scripts/setup.sh test
 
-echo "== format check"
+stage "format check"
 scripts/format.sh --check
 
-echo "== Python tests of the scripts (pytest)"
+stage "Python tests of the scripts (pytest)"
 python="$(scripts/find_python.sh pytest)" || {
   echo "test.sh: no python3 with pytest found (scripts/setup.sh test installs python3-pytest)" >&2
   exit 1
 }
 "$python" -m pytest -q -p no:cacheprovider scripts
 
-echo "== build and test (Release)"
+stage "build (Release)"
 # The Python package's module (python/, docs/python.md) is built in the same build dir, over the
 # same static libraries (compiled once, as position-independent code), for a python3 that can also
 # run its tests and example notebook (ctest python.pytest, python.notebook).
@@ -29,22 +32,29 @@ nb_python="$(command -v "$nb_python")"
 # ON explicitly: scripts/run.sh configures the same build dir without tests and benchmarks.
 scripts/build.sh build -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=ON -DVRAMPLAN_BUILD_PYTHON=ON \
   -DPython_EXECUTABLE="$nb_python"
+stage "tests (Release)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
-echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+stage "build under AddressSanitizer + UndefinedBehaviorSanitizer"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DVRAMPLAN_SANITIZE=ON \
   -DBUILD_TESTING=ON -DVRAMPLAN_BUILD_BENCH=OFF
-ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+# Every test that runs our C++ code (unit, CLI, API); not the browser test (the same server
+# paths as the API tests, at several times the time under the sanitizers), the web app's own unit
+# tests or the layout check (no C++ runs in either; the Release stage ran all three).
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" \
+  -E '^(browser\.ui|web\.unit|structure\.layout)$'
 
-echo "== fuzz every parser briefly (regression inputs first; the long campaign is by hand)"
+stage "fuzz every parser briefly (regression inputs first; the long campaign is by hand)"
 # build-fuzz: clang with ASan + UBSan + libFuzzer, only the libraries the fuzz program needs
 # (no tests); docs/reliability.md says why it is not folded into build-asan yet.
 scripts/fuzz.sh "${VRAMPLAN_FUZZ_SECONDS:-10}"
 
-echo "== benchmark (numbers only)"
+stage "benchmark (numbers only)"
 build/estimate_bench --benchmark_min_time=0.05
 build/planner_bench --benchmark_min_time=0.05
 build/step_time_bench --benchmark_min_time=0.05
 
-echo "== load test of vramplan serve (numbers only)"
+stage "load test of vramplan serve (numbers only)"
 bench/load_test.sh build/vramplan 2
+stage "done"

@@ -35,8 +35,7 @@ def test_error_matches_cli(cli, tmp_path, command, settings, field):
     assert done.returncode == 2
     assert e.value in done.stderr
     assert e.reason in done.stderr
-    if field != "gpu_memory_gib":  # the roofline's guard names gpu= where the CLI says --gpu
-        assert e.accepted in done.stderr
+    assert e.accepted in done.stderr
 
 
 def test_error_carries_reason():

@@ -105,8 +105,8 @@ def plan(**settings):
 
 def roofline(**settings):
     """The roofline of one layer's operations and the step-time model on the chosen GPU:
-    ``vramplan roofline --format json`` with the GPU's default cluster (the CLI's
-    ``--gpus-per-node`` / ``--*-node-gbps`` and ``--gpu-catalog`` flags are not taken here).
+    ``vramplan roofline --format json``, the cluster keys (``gpus_per_node``,
+    ``intra_node_gbps``, ``inter_node_gbps``) included; the CLI's ``--gpu-catalog`` is not.
 
     >>> vramplan.roofline(model="Llama-3.1-8B", gpu="h100-80gb").step  # doctest: +SKIP
     """

@@ -94,7 +94,8 @@ void add_serve_command(CLI::App& app, std::function<int()>* run) {
   auto send_hub_token = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "serve",
-      "Serve the web UI and the JSON API (POST /api/estimate, /api/infer, /api/sweep; GET "
+      "Serve the web UI and the JSON API (POST /api/estimate, /api/infer, /api/sweep, "
+      "/api/roofline; GET "
       "/api/models, /api/gpus, /api/options, /api/infer/options, /api/hub/{org}/{name}) on one "
       "port.");
   cmd->add_option("--host", options->host,

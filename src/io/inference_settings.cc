@@ -213,6 +213,44 @@ std::optional<Error> read_overheads(const json& settings, InferenceOverheads& o)
   return read_gib(settings, "cuda_graph_gib", o.cuda_graph_bytes);
 }
 
+// A size in `unit`s (GiB, or SGLang's GB) as bytes; absent keeps 0.
+std::optional<Error> read_size(const json& settings, const char* key, double unit,
+                               const char* unit_name, int64_t& bytes) {
+  if (!has(settings, key)) return std::nullopt;
+  double value = 0;
+  if (auto e = read_number_setting(settings, key, value)) return e;
+  if (!std::isfinite(value) || value < 0 || value > 1048576)
+    return Error{key, fmt::format("{}", value), fmt::format("0 to 1,048,576 ({})", unit_name), ""};
+  bytes = static_cast<int64_t>(std::llround(value * unit));
+  return std::nullopt;
+}
+
+// Serving offload (docs/offload.md): what the engines keep in host memory, and the node's RAM.
+std::optional<Error> read_offload(const json& settings, ResolvedInference& out) {
+  ServingOffload& o = out.scenario.offload;
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  if (auto e = read_size(settings, "cpu_offload_gib", kGiB, "GiB", o.cpu_offload_bytes)) return e;
+  if (auto e = read_size(settings, "swap_space_gib", kGiB, "GiB", o.swap_space_bytes)) return e;
+  if (auto e = read_size(settings, "kv_offload_gib", kGiB, "GiB", o.kv_offload_bytes)) return e;
+  if (auto e = read_size(settings, "hicache_size_gb", 1e9, "GB", o.hicache_bytes)) return e;
+  if (auto e = read_bool_setting(settings, "enable_hierarchical_cache", o.hierarchical_cache))
+    return e;
+  if (auto e = read_number_setting(settings, "hicache_ratio", o.hicache_ratio)) return e;
+  for (const char* key : {"hicache_ratio", "hicache_size_gb"})
+    if (has(settings, key) && !o.hierarchical_cache)
+      return Error{key, settings[key].dump(), "with enable_hierarchical_cache true",
+                   "SGLang reads it only with --enable-hierarchical-cache"};
+  if (has(settings, "host_memory_gib")) {
+    double gib = 0;
+    if (auto e = read_number_setting(settings, "host_memory_gib", gib)) return e;
+    if (!(gib > 0 && gib <= 1e7))
+      return Error{"host_memory_gib", fmt::format("{}", gib),
+                   "a capacity above 0 and at most 10,000,000 GiB", ""};
+    out.host_memory_gib = gib;
+  }
+  return std::nullopt;
+}
+
 // The GPU whose total the fractions apply to, and vLLM's defaults for it (engine/arg_utils.py
 // _set_default_args: GPUs with at least 70 GiB other than A100 get 8192 batched tokens and 1024
 // sequences for `vllm serve`, others 2048 and 256; the sequences at most the batched tokens).
@@ -256,6 +294,7 @@ Result<ResolvedInference> resolve_settings(const json& settings, const FileReade
   if (auto e = read_engine(settings, out.scenario)) return *e;
   if (auto e = read_overheads(settings, out.scenario.overheads)) return *e;
   if (auto e = read_hardware(settings, out)) return *e;
+  if (auto e = read_offload(settings, out)) return *e;
   return out;
 }
 

@@ -338,6 +338,25 @@ constexpr OptionSpec kServingOptions[] = {
      "NCCL buffers per parallel group of size > 1", ""},
     {"non_torch_gib", K::kNumber, "overheads", "0.13",
      "memory outside PyTorch that the engine's profile sees grow (kernels, cuBLAS)", ""},
+    // Offload and host memory (docs/offload.md, "Serving")
+    {"cpu_offload_gib", K::kNumber, "offload", "0",
+     "GiB of decoder-layer weights per GPU kept in pinned CPU memory and read in every forward "
+     "(vLLM / SGLang --cpu-offload-gb)",
+     ""},
+    {"swap_space_gib", K::kNumber, "offload", "0 (vLLM V1 allocates none)",
+     "vLLM --swap-space: CPU swap space per GPU for preempted sequences' KV blocks (V0)", ""},
+    {"kv_offload_gib", K::kNumber, "offload", "0",
+     "vLLM --kv-offloading-size: KV cache offloaded to CPU memory, GiB summed over the tp·pp "
+     "GPUs (native OffloadingConnector or LMCache's local CPU backend)",
+     ""},
+    {"enable_hierarchical_cache", K::kBool, "offload", "false",
+     "SGLang --enable-hierarchical-cache: a host KV pool behind the GPU's (HiCache)", ""},
+    {"hicache_ratio", K::kNumber, "offload", "2",
+     "SGLang --hicache-ratio: host pool tokens = ratio × the GPU pool's", ""},
+    {"hicache_size_gb", K::kNumber, "offload", "0 (the ratio)",
+     "SGLang --hicache-size: host pool in GB (10^9 bytes) per GPU, instead of the ratio", ""},
+    {"host_memory_gib", K::kNumber, "offload", "the GPU's typical node (catalog host_memory_gib)",
+     "host RAM of one node, for the host-memory fit of the offload rows", ""},
 };
 
 const std::vector<OptionSpec>& serving_settings() {
@@ -407,6 +426,17 @@ constexpr OptionSpec kQuickOptions[] = {
      "caching-allocator pool above the tensors (fraction)", ""},
 };
 
+// The roofline's cluster, beside the training scenario: `roofline` and POST /api/roofline. Each
+// defaults to the catalog entry of the chosen GPU (perf/step_time.h default_cluster).
+constexpr OptionSpec kRooflineOptions[] = {
+    {"gpus_per_node", K::kInteger, "cluster", "from the GPU catalog (8)",
+     "GPUs per node (NVLink domain)", ""},
+    {"intra_node_gbps", K::kNumber, "cluster", "from the GPU catalog",
+     "NVLink/NVSwitch bandwidth per GPU, GB/s, one direction", ""},
+    {"inter_node_gbps", K::kNumber, "cluster", "from the GPU catalog",
+     "network bandwidth per GPU, GB/s, one direction (8×400 Gb/s per 8-GPU node = 50)", ""},
+};
+
 struct GroupTitle {
   std::string_view group, title;
 };
@@ -419,6 +449,7 @@ constexpr GroupTitle kGroupTitles[] = {{"input", "Input and output"},
                                        {"serving", "Serving"},
                                        {"weights", "Weight formats"},
                                        {"engine", "Engine (vLLM / SGLang)"},
+                                       {"offload", "Offload and host memory"},
                                        {"hardware", "GPU"},
                                        {"overheads", "Memory beyond tensors"},
                                        {"plan", "Planner"},
@@ -430,6 +461,7 @@ std::span<const OptionSpec> scenario_options() { return kOptions; }
 std::span<const OptionSpec> inference_options() { return serving_settings(); }
 std::span<const OptionSpec> plan_options() { return kPlanOptions; }
 std::span<const OptionSpec> quick_options() { return kQuickOptions; }
+std::span<const OptionSpec> roofline_options() { return kRooflineOptions; }
 
 std::string_view group_title(std::string_view group) {
   for (const GroupTitle& g : kGroupTitles)

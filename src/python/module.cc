@@ -22,6 +22,7 @@
 #include "vramplan/io/estimate_request.h"
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/plan_settings.h"
+#include "vramplan/io/roofline_settings.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/perf/hardware.h"
 #include "vramplan/perf/roofline.h"
@@ -139,27 +140,15 @@ Answer plan(const std::string& text) {
   return {true, plan_to_json(*result).dump()};
 }
 
-// `vramplan roofline --format json` on the built-in catalog and the GPU's default cluster (the
-// CLI's --gpu-catalog and cluster flags are not scenario keys and are not taken here).
+// `vramplan roofline --format json` on the built-in catalog: the same pipeline and writer as the
+// CLI and POST /api/roofline (the cluster keys gpus_per_node, intra_node_gbps, inter_node_gbps
+// included; the CLI's --gpu-catalog is not taken here).
 Answer roofline(const std::string& text) {
   Result<json> parsed = parse_settings(text);
   if (!parsed) return failed(parsed.error());
-  Result<ResolvedScenario> resolved = resolve_scenario(*parsed, read_file);
-  if (!resolved) return failed(resolved.error());
-  if (resolved->gpu_memory_gib)
-    return failed(Error{"gpu_memory_gib", fmt::format("{:g}", *resolved->gpu_memory_gib),
-                        "a catalog GPU (gpu=), whose speeds the roofline needs",
-                        "a capacity alone has no peak FLOP/s or bandwidth"});
-  const GpuCatalog& catalog = builtin_gpus();
-  const std::string id = resolved->gpu.empty() ? "h100-80gb" : resolved->gpu;
-  const Gpu* gpu = catalog.find(id);
-  if (gpu == nullptr) return failed(Error{"gpu", id, catalog.ids(), "not in the GPU catalog"});
-  Result<Roofline> roof = compute_roofline(resolved->scenario, *gpu);
-  if (!roof) return failed(roof.error());
-  const Cluster cluster = default_cluster(*gpu);
-  Result<StepTime> step = estimate_step_time(resolved->scenario, *gpu, cluster);
-  if (!step) return failed(step.error());
-  return {true, roofline_to_json(*roof, *step, cluster).dump()};
+  Result<SettingsRoofline> result = roofline_settings(*parsed, read_file);
+  if (!result) return failed(result.error());
+  return {true, settings_roofline_to_json(*result).dump()};
 }
 
 // The files a launch config names (a DeepSpeed JSON beside a torchrun line, ...), for the caller

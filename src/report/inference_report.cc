@@ -10,6 +10,7 @@
 
 #include "report/text_layout.h"
 #include "vramplan/perf/hardware.h"
+#include "vramplan/report/report.h"
 #include "vramplan/serving/inference.h"
 
 namespace vramplan {
@@ -37,6 +38,12 @@ json weights_json(const ModuleFormats& f) {
 
 json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+json offload_json(const ServingOffload& o) {
+  return {{"cpu_offload_bytes", o.cpu_offload_bytes}, {"swap_space_bytes", o.swap_space_bytes},
+          {"kv_offload_bytes", o.kv_offload_bytes},   {"hierarchical_cache", o.hierarchical_cache},
+          {"hicache_ratio", o.hicache_ratio},         {"hicache_bytes", o.hicache_bytes}};
+}
+
 json scenario_json(const InferenceScenario& s, const InferenceEstimate& e) {
   const InferenceOverheads& o = s.overheads;
   return {{"model", {{"name", s.model.name}, {"model_type", s.model.model_type}}},
@@ -63,7 +70,23 @@ json scenario_json(const InferenceScenario& s, const InferenceEstimate& e) {
            {{"cuda_context_bytes", o.cuda_context_bytes},
             {"nccl_bytes_per_group", o.nccl_bytes_per_group},
             {"non_torch_bytes", o.non_torch_bytes},
-            {"cuda_graph_bytes", o.cuda_graph_bytes}}}};
+            {"cuda_graph_bytes", o.cuda_graph_bytes}}},
+          {"offload", offload_json(s.offload)}};
+}
+
+json tiers_json(const std::vector<KvTier>& tiers) {
+  json out = json::array();
+  for (const KvTier& t : tiers)
+    out.push_back({{"tier", t.tier},
+                   {"bytes", t.bytes},
+                   {"tokens", t.tokens},
+                   {"formula", t.formula},
+                   {"source", t.source}});
+  return out;
+}
+
+std::string tier_text(const KvTier& t) {
+  return fmt::format("{}: {} tokens in {} GiB", t.tier, t.tokens, gib(t.bytes));
 }
 
 json capacity_json(const Capacity& c) {
@@ -166,15 +189,10 @@ json inference_to_json(const InferenceScenario& s, const InferenceEstimate& e) {
                      {"kv_bytes_per_sequence", r.kv_bytes_per_sequence},
                      {"activation_bytes", r.activation_bytes},
                      {"device_bytes", r.device_bytes},
+                     {"host_bytes", r.host_bytes},
                      {"max_kv_tokens", r.max_kv_tokens >= 0 ? json(r.max_kv_tokens) : json()}});
   json fit = json::array();
-  for (const Fit& f : e.fit)
-    fit.push_back({{"gpu", f.gpu},
-                   {"name", f.name},
-                   {"nominal_bytes", f.nominal_bytes},
-                   {"usable_bytes", f.usable_bytes},
-                   {"used_fraction", f.used_fraction},
-                   {"verdict", verdict_name(f.verdict)}});
+  for (const Fit& f : e.fit) fit.push_back(fit_json(f));
   return {{"scenario", scenario_json(s, e)},
           {"parameters", {{"total", e.parameters.total}, {"active", e.parameters.active}}},
           {"weights_bytes", e.weights_bytes},
@@ -185,6 +203,8 @@ json inference_to_json(const InferenceScenario& s, const InferenceEstimate& e) {
           {"allocated_bytes", e.allocated_bytes},
           {"reserved_bytes", e.reserved_bytes},
           {"device_bytes", e.device_bytes},
+          {"host_bytes", e.host_bytes},
+          {"kv_tiers", tiers_json(e.kv_tiers)},
           {"max_kv_tokens", e.capacity ? json(e.capacity->max_kv_tokens) : json()},
           {"max_sequences", e.capacity ? json(e.capacity->max_sequences) : json()},
           {"capacity", e.capacity ? capacity_json(*e.capacity) : json()},
@@ -241,6 +261,9 @@ std::string render_inference_table(const InferenceScenario& s, const InferenceEs
   table_row("total allocated", gib(e.allocated_bytes), "", "torch.cuda.max_memory_allocated()");
   table_row("total reserved", gib(e.reserved_bytes), "", "+ CUDA graph pool: memory_reserved()");
   table_row("total device", gib(e.device_bytes), "", "+ context, NCCL, non-torch: nvidia-smi");
+  if (e.host_bytes > 0)
+    table_row("total host", gib(e.host_bytes), "",
+              "the rows counting toward host: one GPU's process (docs/offload.md)");
 
   if (e.capacity) {
     const Capacity& c = *e.capacity;
@@ -249,6 +272,24 @@ std::string render_inference_table(const InferenceScenario& s, const InferenceEs
     for (const std::string& l : wrap_at_spaces(capacity_text(c, e.context), width - 2))
       line("  " + l);
     for (const std::string& l : wrap_at_spaces(c.formula, width - 2)) line("  " + l);
+  }
+  if (e.kv_tiers.size() > 1) {
+    line();
+    line(bold("KV cache tiers · one GPU"));
+    for (const KvTier& t : e.kv_tiers) line("  " + tier_text(t));
+  }
+  if (e.host_bytes > 0) {
+    line();
+    line(bold(fmt::format("host memory · {} GiB per GPU", gib(e.host_bytes))));
+    if (e.fit.empty() || !e.fit.front().host_checked) {
+      line("  node RAM not known: pass --host-memory-gib to check it");
+    } else {
+      const Fit& f = e.fit.front();
+      line(fmt::format("  {} GPUs × {} GiB = {} GiB of {} GiB node RAM ({}): {:.1f}%  {}",
+                       f.gpus_per_node, gib(e.host_bytes), gib(f.host_node_bytes),
+                       gib(f.host_memory_bytes), f.gpu, f.host_used_fraction * 100,
+                       verdict_name(f.host_verdict)));
+    }
   }
   if (!e.fit.empty()) {
     line();
@@ -294,6 +335,12 @@ std::string render_inference_markdown(const InferenceScenario& s, const Inferenc
                      e.reserved_bytes);
   out += fmt::format("| **total device** | **{}** | {} | | | |\n", gib(e.device_bytes),
                      e.device_bytes);
+  if (e.host_bytes > 0)
+    out += fmt::format("| **total host** | **{}** | {} | | | |\n", gib(e.host_bytes), e.host_bytes);
+  if (e.kv_tiers.size() > 1) {
+    out += "\n## KV cache tiers (one GPU)\n\n";
+    for (const KvTier& t : e.kv_tiers) out += fmt::format("- {}\n", cell(tier_text(t)));
+  }
   if (e.capacity) {
     const Capacity& c = *e.capacity;
     out += fmt::format("\n## Capacity ({} at {:.2f})\n\n{}\n\n`{}`\n", engine_name(c.engine),

@@ -135,6 +135,12 @@ nlohmann::json roofline_to_json(const Roofline& r, const StepTime& step, const C
   return out;
 }
 
+nlohmann::json settings_roofline_to_json(const SettingsRoofline& result) {
+  nlohmann::json out = roofline_to_json(result.roofline, result.step, result.cluster);
+  out["warnings"] = result.resolved.warnings;
+  return out;
+}
+
 std::string render_roofline_table(const Scenario& s, const Roofline& r, const StepTime& step,
                                   const Cluster& cluster) {
   std::string out = fmt::format(

@@ -14,13 +14,21 @@ namespace {
 using nlohmann::json;
 
 constexpr Route kApiRoutes[] = {
-    {"GET", "/api/health", handle_health}, {"GET", "/api/options", handle_options},
-    {"GET", "/api/models", handle_models}, {"GET", "/api/models/{name}", handle_model_config},
-    {"GET", "/api/gpus", handle_gpus},     {"POST", "/api/estimate", handle_estimate},
-    {"POST", "/api/sweep", handle_sweep},  {"GET", "/api/infer/options", handle_infer_options},
-    {"POST", "/api/infer", handle_infer},  {"GET", "/api/hub/{id}", handle_hub_model},
-    {"POST", "/api/plan", handle_plan},    {"GET", "/api/plan/options", handle_plan_options},
-    {"POST", "/api/quick", handle_quick},  {"GET", "/api/quick/options", handle_quick_options},
+    {"GET", "/api/health", handle_health},
+    {"GET", "/api/options", handle_options},
+    {"GET", "/api/models", handle_models},
+    {"GET", "/api/models/{name}", handle_model_config},
+    {"GET", "/api/gpus", handle_gpus},
+    {"POST", "/api/estimate", handle_estimate},
+    {"POST", "/api/sweep", handle_sweep},
+    {"GET", "/api/infer/options", handle_infer_options},
+    {"POST", "/api/infer", handle_infer},
+    {"GET", "/api/hub/{id}", handle_hub_model},
+    {"POST", "/api/plan", handle_plan},
+    {"GET", "/api/plan/options", handle_plan_options},
+    {"POST", "/api/roofline", handle_roofline},
+    {"POST", "/api/quick", handle_quick},
+    {"GET", "/api/quick/options", handle_quick_options},
 };
 
 // "/a/b/" -> "/a/b": a trailing slash names the same resource.

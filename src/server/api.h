@@ -14,6 +14,8 @@
 //   POST /api/infer            serving settings in, `vramplan infer --format json` out
 //   POST /api/quick            quick-calculator settings in, `vramplan quick --format json` out
 //   GET  /api/quick/options    the quick calculator's settings and its examples
+//   POST /api/roofline         scenario settings + cluster in, `vramplan roofline --format json`
+//                              out
 //   GET  /api/hub/{org}/{name}[@revision]
 //                              a Hub model's config.json, commit, checkpoint and notes
 // "emit": "<format>" in /api/estimate, /api/infer and /api/plan answers {"config", "format"}
@@ -108,5 +110,6 @@ Response handle_sweep(const Request& request);
 Response handle_infer_options(const Request& request);
 Response handle_infer(const Request& request);
 Response handle_hub_model(const Request& request);
+Response handle_roofline(const Request& request);  // roofline_handler.cc
 
 }  // namespace vramplan::server

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "server/api.h"
+#include "server/origin_policy.h"
 
 namespace vramplan::server {
 namespace {
@@ -111,8 +112,18 @@ Request to_api_request(const httplib::Request& req) {
 
 void to_httplib_response(Response response, httplib::Response& res) {
   res.status = response.status;
+  for (const auto& [name, value] : security_headers()) res.set_header(name, value);
   for (const auto& [name, value] : response.headers) res.set_header(name, value);
   res.set_content(std::move(response.body), response.content_type);
+}
+
+// The API's answer, unless a page of another site sent a write (origin_policy.h): 403 then.
+Response answer(const httplib::Request& req, Request request) {
+  const RequestOrigin from{req.method, req.get_header_value("Origin"), req.get_header_value("Host"),
+                           req.get_header_value("Sec-Fetch-Site")};
+  if (std::optional<Error> refused = refuse_cross_origin(from))
+    return error_response(*refused, 403);
+  return handle_request(std::move(request));
 }
 
 Response too_large(const httplib::Request& req, std::size_t max_body) {
@@ -263,7 +274,7 @@ HttpServer::HttpServer(ServerOptions options)
       });
   // Every method and path goes to handle_request(), whose router answers 404 and 405 itself.
   const httplib::Server::Handler handler = [](const httplib::Request& req, httplib::Response& res) {
-    to_httplib_response(handle_request(to_api_request(req)), res);
+    to_httplib_response(answer(req, to_api_request(req)), res);
   };
   s.Get(".*", handler);
   s.Options(".*", handler);
@@ -280,7 +291,7 @@ HttpServer::HttpServer(ServerOptions options)
         const BodyRead body = req.is_multipart_form_data() ? BodyRead::kRefused
                               : has_body ? read_body(req, read, max_body, request.body)
                                          : BodyRead::kComplete;
-        Response response = body == BodyRead::kComplete ? handle_request(std::move(request))
+        Response response = body == BodyRead::kComplete ? answer(req, std::move(request))
                                                         : body_error(req, body, max_body);
         // A body not read to its end must not be parsed as the connection's next request.
         if (body != BodyRead::kComplete) response.headers.emplace_back("Connection", "close");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -79,15 +80,15 @@ TEST_F(SearchLimits, OneSearchPerSlotWaitsAndTheRestAreRefusedAtOnce) {
   configure_limits({.max_searches = 1, .search_seconds = 60, .queue_seconds = 3600});
   std::optional<SearchSlot> held = SearchSlot::try_take();
   ASSERT_TRUE(held);
-  std::optional<SearchSlot> waited;
-  std::thread waiter([&waited] { waited = SearchSlot::take({}); });
+  std::atomic<bool> waited{false};
+  std::thread waiter([&waited] { waited = SearchSlot::take({}).has_value(); });
   while (search_counters().waiting == 0) std::this_thread::yield();
   const int64_t refused = search_counters().refused;
   EXPECT_FALSE(SearchSlot::take({}));  // the queue is full: refused without waiting
   EXPECT_EQ(search_counters().refused, refused + 1);
   held.reset();
   waiter.join();
-  EXPECT_TRUE(waited);
+  EXPECT_TRUE(waited.load());
 }
 
 TEST_F(SearchLimits, AWaitingSearchWhoseClientWentAwayLeavesTheQueue) {

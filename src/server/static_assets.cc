@@ -61,7 +61,6 @@ Response asset_response(const WebAsset& asset) {
   const bool hashed = std::string_view(asset.path).substr(0, 7) == "assets/";
   response.headers.emplace_back("Cache-Control",
                                 hashed ? "public, max-age=31536000, immutable" : "no-cache");
-  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
   return response;
 }
 

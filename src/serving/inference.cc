@@ -10,6 +10,7 @@
 
 #include "base/term.h"
 #include "serving/inference_weights.h"
+#include "serving/serving_offload.h"
 #include "vramplan/model/hf_config.h"
 
 namespace vramplan {
@@ -151,7 +152,8 @@ std::optional<Error> validate_inference(const InferenceScenario& s) {
   if (auto e = validate_model(s.model)) return e;
   if (auto e = check_layout(s)) return e;
   if (auto e = check_sizes(s, resolved_context(s))) return e;
-  return check_capacity(s);
+  if (auto e = check_capacity(s)) return e;
+  return check_serving_offload(s);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -299,7 +301,9 @@ std::string class_label(const ModuleFormats& f, ModuleClass c) {
                      weight_format_name(f[c].format));
 }
 
-Wide add_weight_rows(const InferenceScenario& s, const GpuWeights& g, RankRows& out) {
+// layer_rows: the rows of the decoder layers' weights (what --cpu-offload-gb may move).
+Wide add_weight_rows(const InferenceScenario& s, const GpuWeights& g, RankRows& out,
+                     std::vector<size_t>& layer_rows) {
   Wide total = 0;
   const bool explain = out.explain();
   for (size_t i = 0; i < g.by_class.size(); ++i) {
@@ -307,11 +311,14 @@ Wide add_weight_rows(const InferenceScenario& s, const GpuWeights& g, RankRows& 
     if (shape.params == 0) continue;
     const ModuleClass c = static_cast<ModuleClass>(i);
     const QuantBytes q = quantized_bytes(s.weights[c], shape, explain);
+    if (c == ModuleClass::kAttention || c == ModuleClass::kMlp || c == ModuleClass::kExperts)
+      layer_rows.push_back(out.rows().size());
     out.add(class_label(s.weights, c), q.bytes, CountsToward::kAllocated, q.formula, q.source);
     total += q.bytes;
   }
   const Wide base = bits_of(s.weights.base) / 8;
   const std::string base_name(dtype_name(s.weights.base));
+  if (g.other > 0) layer_rows.push_back(out.rows().size());
   out.add("norms, biases, routers", g.other * base, CountsToward::kAllocated,
           explain ? fmt::format("{} × {} B ({}), never quantised", group_digits(g.other), base,
                                 base_name)
@@ -336,7 +343,9 @@ struct RankResult {
   InferenceRank summary;
   std::vector<Row> rows;
   std::optional<Capacity> capacity;
+  std::vector<KvTier> tiers;
   Wide kv_cache = 0;
+  Wide offloadable = 0;  // the decoder layers' weights (the bound of --cpu-offload-gb)
   bool overflow = false;
 };
 
@@ -432,7 +441,15 @@ RankResult estimate_rank(const InferenceScenario& s, const ParamCounts& counts,
   RankResult result;
   RankRows out(explain);
   const GpuWeights g = gpu_weights(s, counts, rank);
-  const Wide weights = add_weight_rows(s, g, out);
+  std::vector<size_t> layer_rows;
+  const Wide all_weights = add_weight_rows(s, g, out, layer_rows);
+  const WeightOffload w = offload_layer_weights(s, out.rows(), layer_rows,
+                                                static_cast<int64_t>(rank.layers.size()), explain);
+  const Wide weights = all_weights - w.offloaded;
+  result.offloadable = w.offloadable;
+  for (Row& row : weight_offload_rows(s, w, explain))
+    out.add(std::move(row.component), row.bytes, row.counts_toward, std::move(row.formula),
+            row.source);
   const KvLayout kv = kv_layout(s, rank, context, explain);
   result.kv_cache = (kv.per_sequence + kv.state_per_sequence) * s.batch;
   out.add("KV cache", result.kv_cache, CountsToward::kAllocated,
@@ -461,18 +478,26 @@ RankResult estimate_rank(const InferenceScenario& s, const ParamCounts& counts,
   // share of the pool includes it.
   r.kv_bytes_per_sequence = static_cast<int64_t>(kv.per_sequence + kv.state_per_sequence);
   r.activation_bytes = static_cast<int64_t>(act.bytes);
-  for (const Row& row : out.rows()) r.device_bytes += row.bytes;
+  for (const Row& row : out.rows())
+    (on_gpu(row.counts_toward) ? r.device_bytes : r.host_bytes) += row.bytes;
   result.rows = std::move(out.rows());
   if (s.gpu_memory_utilization)
     result.capacity = vllm_capacity(s, r, explain);
   else if (s.mem_fraction_static)
     result.capacity = sglang_capacity(s, r, explain);
   if (result.capacity) r.max_kv_tokens = result.capacity->max_kv_tokens;
+  const size_t before = result.rows.size();
+  add_kv_tiers(s, r, result.capacity, result.kv_cache, context, explain, result.rows, result.tiers);
+  for (size_t i = before; i < result.rows.size(); ++i) r.host_bytes += result.rows[i].bytes;
   return result;
 }
 
 void total_up(InferenceEstimate& e) {
   for (const Row& r : e.rows) {
+    if (!on_gpu(r.counts_toward)) {
+      e.host_bytes += r.bytes;
+      continue;
+    }
     if (r.counts_toward == CountsToward::kAllocated) e.allocated_bytes += r.bytes;
     if (r.counts_toward != CountsToward::kDevice) e.reserved_bytes += r.bytes;
     e.device_bytes += r.bytes;
@@ -527,6 +552,7 @@ Result<InferenceEstimate> estimate_inference(const InferenceScenario& s,
   e.context = resolved_context(s);
   const std::vector<ServingRank> ranks = serving_ranks(s.model.num_layers, s.pp);
   std::vector<RankResult> results;
+  Wide largest_offloadable = 0;
   for (size_t i = 0; i < ranks.size(); ++i) {
     RankResult r = estimate_rank(s, e.parameters, ranks[i], static_cast<int64_t>(i), e.context,
                                  options.explain);
@@ -534,8 +560,10 @@ Result<InferenceEstimate> estimate_inference(const InferenceScenario& s,
       return Error{"context", to_string(e.context), "sizes whose per-GPU memory stays below 4 EiB",
                    "the memory of this scenario overflows 64-bit byte counts (check context, "
                    "batch and the model sizes)"};
+    largest_offloadable = std::max(largest_offloadable, r.offloadable);
     results.push_back(std::move(r));
   }
+  if (auto error = check_offload_fits(s, largest_offloadable)) return *error;
   // The binding rank: fewest KV tokens when a fraction is given, else the most device memory.
   size_t bind = 0;
   for (size_t i = 1; i < results.size(); ++i) {
@@ -555,8 +583,10 @@ Result<InferenceEstimate> estimate_inference(const InferenceScenario& s,
   e.kv_cache_bytes = static_cast<int64_t>(chosen.kv_cache);
   e.activation_bytes = chosen.summary.activation_bytes;
   e.capacity = std::move(chosen.capacity);
+  e.kv_tiers = std::move(chosen.tiers);
   total_up(e);
   add_warnings(s, e);
+  add_offload_warnings(s, e);
   return e;
 }
 

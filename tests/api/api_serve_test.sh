@@ -143,6 +143,27 @@ check "the token went to the Hub" python3 -c 'import json, sys
 log = json.load(sys.stdin)
 sys.exit(0 if any(r.get("authorization") == "Bearer hf_fixture_valid_token" for r in log) else 1)' \
   < <(hub_log)
+
+case_name "the token never appears in an answer or the server's log"
+: >"$TEST_TMP/answers"
+keep_answer() { cat "$HEADERS_FILE" "$RUN_OUT_FILE" >>"$TEST_TMP/answers"; }
+request GET /api/health
+keep_answer
+request GET /api/hub/gated-org/gated-llama
+keep_answer
+post /api/estimate '{"model": "gated-org/gated-llama", "seq_len": 512}'
+expect_status 200
+keep_answer
+request GET /api/hub/gated-org/no-such-model
+keep_answer
+post /api/plan '{"model": "gated-org/gated-llama", "gpus": 0}'
+keep_answer
+check "the answers were kept" test -s "$TEST_TMP/answers"
+check "no answer holds the token" bash -c "! grep -q hf_fixture_valid_token '$TEST_TMP/answers'"
+check "the server's log does not hold the token" \
+  bash -c "! grep -q hf_fixture_valid_token '$TEST_TMP/token_server.out' '$TEST_TMP/token_server.err'"
+check "the server logged the requests (the log was looked at)" \
+  grep -q 'GET /api/hub/gated-org/gated-llama 200' "$TEST_TMP/token_server.err"
 kill "$TOKEN_PID"
 wait "$TOKEN_PID" 2>/dev/null
 SERVER_PID=$HUB_SERVER_PID

@@ -164,7 +164,10 @@ export async function screenshot(page, name) {
  * violations as "rule: target" lines.
  */
 export async function accessibilityViolations(page) {
-  await page.addScriptTag({ path: requireFromWeb.resolve('axe-core/axe.min.js') });
+  // Evaluated rather than added as a <script>: the server's Content-Security-Policy refuses
+  // inline scripts, as it should; DevTools evaluation is outside the page's policy.
+  if (!(await page.evaluate(() => 'axe' in window)))
+    await page.evaluate(readFileSync(requireFromWeb.resolve('axe-core/axe.min.js'), 'utf8'));
   return page.evaluate(async () => {
     const result = await window.axe.run(document, {
       runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
@@ -207,15 +210,27 @@ export let page;
  * (its environment plus what `serverEnv()` resolves with, asked for then) and chromium with one page; after each test,
  * fail on any uncaught error in the browser's pages; after them all, close both.
  */
+/** Uncaught errors and policy violations in any page; every test ends by checking for none. */
+const pageErrors = [];
+
+/** The page errors so far, which then no longer fail the test (for tests that cause some). */
+export function takePageErrors() {
+  return pageErrors.splice(0);
+}
+
 export function useServerAndBrowser({ serverEnv = () => ({}) } = {}) {
   let browser;
-  /** Uncaught errors in any page; every test ends by checking there were none. */
-  const pageErrors = [];
   before(async () => {
     server = await startServer({ env: await serverEnv() });
     browser = await launchBrowser();
     context = browser.context;
     context.on('weberror', (error) => pageErrors.push(error.error().message));
+    // What the Content-Security-Policy refused is an error of the app (chromium reports it on
+    // the console).
+    context.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
+        pageErrors.push(message.text());
+    });
     page = await context.newPage();
   });
   afterEach(() => {

@@ -24,6 +24,7 @@ import {
   settled,
   sharedLink,
   sweepSettled,
+  takePageErrors,
   useServerAndBrowser,
 } from './lib.mjs';
 
@@ -80,6 +81,37 @@ test('the page loads with a default scenario that matches the API', async () => 
   await page.goto(server.url);
   await resultsShown(page, '#peak-allocated');
   await assertPeakMatchesApi({ model: 'Llama-3.1-8B' });
+});
+
+// The server's Content-Security-Policy is in force: the app runs under it with no violation
+// (every test fails on one), and what it forbids is refused and reported.
+test('the Content-Security-Policy refuses inline scripts and other sites', async () => {
+  const violated = await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        const seen = [];
+        document.addEventListener('securitypolicyviolation', (e) => {
+          seen.push(e.effectiveDirective);
+          if (seen.length === 2) resolve(seen.sort());
+        });
+        const script = document.createElement('script');
+        script.textContent = 'window.inlineRan = true';
+        document.body.append(script);
+        const image = document.createElement('img');
+        image.src = 'http://evil.example/pixel.png';
+        document.body.append(image);
+      }),
+  );
+  assert.deepEqual(violated, ['img-src', 'script-src-elem']);
+  assert.equal(await page.evaluate(() => window.inlineRan), undefined);
+  // Both refusals reach the console, where every test looks for them (the events come apart).
+  const reported = takePageErrors();
+  for (let i = 0; i < 50 && reported.length < 2; i++) {
+    await page.waitForTimeout(100);
+    reported.push(...takePageErrors());
+  }
+  assert.equal(reported.length, 2, reported.join('\n'));
+  await page.reload();
 });
 
 test('picking a preset and changing TP and sequence length: the peak equals the API', async () => {

@@ -46,8 +46,8 @@ run infer --from "$FIXTURES/vllm/llama_api_server.sh"
 expect_exit 0
 expect_stdout_contains "read from vllm:"
 expect_stdout_contains "--kv-cache-dtype fp8"
-expect_stdout_contains "not modelled: CPU swap space"
-expect_stdout_contains "--swap-space = 16 changes memory"
+expect_stdout_contains "swap_space_gib = 16.0"
+expect_stdout_contains "CPU swap space (preempted KV blocks)"
 
 case_name "docker run of vllm/vllm-openai, from standard input"
 run_with_input "$FIXTURES/vllm/docker_gpt_oss.sh" infer --from - --format json

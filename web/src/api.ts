@@ -112,6 +112,9 @@ export const api = {
     call<unknown>('/api/sweep', postJson(body, signal)),
   plan: <T>(settings: Scenario, signal?: AbortSignal) =>
     call<T>('/api/plan', postJson(settings, signal)),
+  /** `vramplan roofline --format json` for the training settings and the cluster keys. */
+  roofline: <T>(settings: Scenario, signal?: AbortSignal) =>
+    call<T>('/api/roofline', postJson(settings, signal)),
   inferOptions: () => optionsAndFormats('/api/infer/options'),
   infer: (scenario: Scenario, signal?: AbortSignal) =>
     call<InferenceEstimate>('/api/infer', postJson(scenario, signal)),

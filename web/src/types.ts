@@ -186,6 +186,15 @@ export interface InferenceRank {
   max_kv_tokens?: number | null;
 }
 
+/** One tier of the KV cache on one GPU: the GPU pool or a host pool behind it. */
+export interface KvTier {
+  tier: string;
+  bytes: number;
+  tokens: number;
+  formula: string;
+  source: string;
+}
+
 /** POST /api/infer: the same object as `vramplan infer --format json`. */
 export interface InferenceEstimate {
   parameters: { total: number; active: number };
@@ -200,6 +209,10 @@ export interface InferenceEstimate {
   allocated_bytes: number;
   reserved_bytes: number;
   device_bytes: number;
+  /** Pinned host memory of one GPU's process: the offload rows (docs/offload.md, "Serving"). */
+  host_bytes?: number;
+  /** The KV cache's tiers: the GPU pool first, then the host pools, with their tokens. */
+  kv_tiers?: KvTier[];
   max_kv_tokens: number | null;
   max_sequences: number | null;
   capacity: Capacity | null;

@@ -15,9 +15,10 @@ namespace vramplan {
 
 struct ResolvedInference {
   InferenceScenario scenario;
-  std::string gpu;                       // catalog id the fit table starts with
-  std::optional<double> gpu_memory_gib;  // a GPU of any other capacity
-  std::string quantization;              // quant_method read from config.json ("" = none)
+  std::string gpu;                        // catalog id the fit table starts with
+  std::optional<double> gpu_memory_gib;   // a GPU of any other capacity
+  std::optional<double> host_memory_gib;  // the node's RAM (else the catalog GPU's node)
+  std::string quantization;               // quant_method read from config.json ("" = none)
   std::vector<std::string> warnings;
   std::optional<Imported> imported;  // what "from" held (a vLLM or SGLang command line)
 };

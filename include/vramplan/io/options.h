@@ -31,6 +31,9 @@ std::span<const OptionSpec> inference_options();
 std::span<const OptionSpec> plan_options();
 // The quick calculator's settings (`quick`, POST /api/quick; docs/quick.md).
 std::span<const OptionSpec> quick_options();
+// The roofline's cluster beside the scenario keys: gpus_per_node, intra_node_gbps,
+// inter_node_gbps (group "cluster"; each defaults to the chosen GPU's catalog entry).
+std::span<const OptionSpec> roofline_options();
 
 // The title a group's options are listed under in --help and the web form ("model" -> "Model").
 std::string_view group_title(std::string_view group);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "vramplan/io/roofline_settings.h"
 #include "vramplan/perf/roofline.h"
 #include "vramplan/perf/step_time.h"
 
@@ -17,6 +18,9 @@ namespace vramplan {
 // bytes, intensity, ridge, bound, roofline_s}}, step_time {compute_s, ..., mfu}.
 nlohmann::json roofline_to_json(const Roofline& roofline, const StepTime& step,
                                 const Cluster& cluster);
+// roofline_to_json of a settings request, with warnings[] (the resolving notes the CLI also prints
+// to stderr): what `vramplan roofline --format json` prints and POST /api/roofline answers.
+nlohmann::json settings_roofline_to_json(const SettingsRoofline& result);
 nlohmann::json step_time_to_json(const StepTime& step);
 std::string render_roofline_table(const Scenario& s, const Roofline& roofline, const StepTime& step,
                                   const Cluster& cluster);

@@ -42,6 +42,22 @@ struct InferenceOverheads {
   int64_t cuda_graph_bytes = 512ll << 20;  // graph pool of the captured decode batch sizes
 };
 
+// What a serving engine keeps in host memory (docs/offload.md, "Serving"): weights streamed from
+// pinned CPU memory, vLLM V0's swap space, the KV cache offloaded to the host (vLLM's
+// OffloadingConnector or LMCache), SGLang's hierarchical cache. Zero / unset = none.
+struct ServingOffload {
+  int64_t cpu_offload_bytes = 0;    // --cpu-offload-gb (vLLM, SGLang): weights per GPU
+  int64_t swap_space_bytes = 0;     // vLLM --swap-space: per GPU
+  int64_t kv_offload_bytes = 0;     // vLLM --kv-offloading-size: summed over the tp·pp ranks
+  bool hierarchical_cache = false;  // SGLang --enable-hierarchical-cache
+  double hicache_ratio = 2.0;       // SGLang: host pool = ratio × the GPU pool (tokens)
+  int64_t hicache_bytes = 0;        // SGLang --hicache-size (GB per GPU), overrides the ratio
+  bool any() const {
+    return cpu_offload_bytes > 0 || swap_space_bytes > 0 || kv_offload_bytes > 0 ||
+           hierarchical_cache;
+  }
+};
+
 struct InferenceScenario {
   ModelConfig model;
   ModuleFormats weights;  // per module class
@@ -66,6 +82,7 @@ struct InferenceScenario {
   std::optional<double> mem_fraction_static;     // SGLang: weights + KV pool fraction
   int64_t gpu_total_bytes = 0;  // total GPU memory as the engine sees it (capacity questions)
   InferenceOverheads overheads;
+  ServingOffload offload;
 
   int64_t world_size() const { return tp * pp * dp; }
 };
@@ -85,6 +102,15 @@ struct Capacity {
   std::string source;
 };
 
+// One tier of the KV cache on one GPU's rank: the GPU pool, or a host pool behind it.
+struct KvTier {
+  std::string tier;    // "gpu", "host: KV offload", "host: HiCache", "host: swap space"
+  int64_t bytes = 0;   // per GPU (for the GPU without a fraction: the batch's KV cache)
+  int64_t tokens = 0;  // tokens it holds in every layer of the rank
+  std::string formula;
+  std::string source;
+};
+
 // One pipeline rank's summary (ranks with the same layers and parts merge in reports).
 struct InferenceRank {
   int64_t rank = 0;
@@ -94,6 +120,7 @@ struct InferenceRank {
   int64_t kv_bytes_per_sequence = 0;
   int64_t activation_bytes = 0;
   int64_t device_bytes = 0;
+  int64_t host_bytes = 0;      // rows counting toward host (offload)
   int64_t max_kv_tokens = -1;  // -1 when no fraction was given
 };
 
@@ -111,6 +138,8 @@ struct InferenceEstimate {
   int64_t allocated_bytes = 0;
   int64_t reserved_bytes = 0;
   int64_t device_bytes = 0;
+  int64_t host_bytes = 0;        // per GPU's process: the rows counting toward host
+  std::vector<KvTier> kv_tiers;  // the GPU pool first, then the host pools (binding rank)
   std::optional<Capacity> capacity;
   std::vector<Fit> fit;  // filled by the front end
   std::vector<std::string> warnings;

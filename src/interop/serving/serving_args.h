@@ -51,7 +51,13 @@ enum class Action {
   kBlockSize,          // vLLM --block-size, SGLang --page-size
   kChunkedPrefill,     // vLLM --enable-chunked-prefill
   kCompilationConfig,  // vLLM --compilation-config / -O
-  kOffloadGb,          // --cpu-offload-gb: not modelled unless 0
+  kOffloadGb,          // --cpu-offload-gb: cpu_offload_gib
+  kSwapSpace,          // vLLM --swap-space: swap_space_gib
+  kKvOffloadSize,      // vLLM --kv-offloading-size: kv_offload_gib
+  kKvOffloadBackend,   // vLLM --kv-offloading-backend native|lmcache
+  kHierarchicalCache,  // SGLang --enable-hierarchical-cache
+  kHicacheRatio,       // SGLang --hicache-ratio
+  kHicacheSize,        // SGLang --hicache-size (GB)
 };
 
 struct FlagSpec {

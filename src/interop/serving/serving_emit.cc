@@ -36,8 +36,8 @@ constexpr const char* kModuleFormatKeys[] = {"attention_dtype", "mlp_dtype",    
 
 // vramplan's settings no engine flag carries: written on the `# vramplan:` line.
 constexpr const char* kBesideKeys[] = {
-    "gpu",           "gpu_memory_gib", "cuda_context_gib",       "nccl_gib_per_group",
-    "non_torch_gib", "cuda_graph_gib", "sampler_bytes_per_logit"};
+    "gpu",           "gpu_memory_gib", "cuda_context_gib",        "nccl_gib_per_group",
+    "non_torch_gib", "cuda_graph_gib", "sampler_bytes_per_logit", "host_memory_gib"};
 
 bool has(const json& s, const char* key) { return s.contains(key) && !s[key].is_null(); }
 
@@ -175,6 +175,29 @@ std::string beside_line(const InferenceScenario& s, const json& settings) {
   return line.empty() ? "" : "# vramplan:" + line + "\n";
 }
 
+// The offload settings as the engine's flags (docs/offload.md, "Serving"); the core has refused
+// those of the other engine.
+void offload_flags(const InferenceScenario& s, const json& settings, Flags& f) {
+  const std::pair<const char*, const char*> flags[] = {
+      {"cpu_offload_gib", "--cpu-offload-gb"},
+      {"swap_space_gib", "--swap-space"},
+      {"kv_offload_gib", "--kv-offloading-size"},
+      {"enable_hierarchical_cache", "--enable-hierarchical-cache"},
+      {"hicache_ratio", "--hicache-ratio"},
+      {"hicache_size_gb", "--hicache-size"}};
+  for (const auto& [key, flag] : flags) {
+    if (!has(settings, key) || (settings[key].is_number() && settings[key].get<double>() == 0))
+      continue;
+    const std::string value = text_of(settings[key]);
+    if (std::string_view(key) == "enable_hierarchical_cache") {
+      if (s.offload.hierarchical_cache) f.add(flag);
+      continue;
+    }
+    f.add(flag, value);
+    if (std::string_view(key) == "kv_offload_gib") f.add("--kv-offloading-backend", "native");
+  }
+}
+
 std::string header(const std::string& format, const InferenceScenario& s, const std::string& what) {
   return fmt::format(
       "# {} on {} GPU{}: {}\n# with this run's layout, context, KV cache and memory settings, "
@@ -226,6 +249,7 @@ Result<std::string> emit_vllm(const InferenceScenario& s, const json& given) {
   f.add("--max-num-batched-tokens", s.max_num_batched_tokens);
   f.add("--max-num-seqs", s.max_num_seqs);
   if (!s.cuda_graphs) f.add("--enforce-eager");
+  offload_flags(s, settings, f);
   const std::string env =
       s.cuda_graphs && s.cuda_graph_in_budget ? "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 " : "";
   return header(format, s, "vLLM's OpenAI-compatible server") + beside_line(s, settings) +
@@ -262,6 +286,7 @@ Result<std::string> emit_sglang(const InferenceScenario& s, const json& given) {
   f.add("--chunked-prefill-size", s.max_num_batched_tokens);
   f.add("--max-running-requests", s.max_num_seqs);
   if (!s.cuda_graphs) f.add("--disable-cuda-graph");
+  offload_flags(s, settings, f);
   return header(format, s, "SGLang's server") + beside_line(s, settings) +
          command("python3 -m sglang.launch_server", f);
 }

@@ -81,6 +81,8 @@ class Importer {
     for (const ServingArg& a : split.args)
       if (a.spec && a.spec->action == Action::kDpAttention)
         st_.dp_attention.set(truthy(a.value), a.written);
+      else if (a.spec && a.spec->action == Action::kHierarchicalCache)
+        hicache_ = truthy(a.value);
     std::map<std::string, size_t> last;
     for (const ServingArg& a : split.args) last[a.name + "." + a.subkey] = a.index;
     if (auto e = read_positionals(split.positionals)) return e;
@@ -223,6 +225,18 @@ class Importer {
         return compilation_flag(a);
       case Action::kOffloadGb:
         return offload_flag(a);
+      case Action::kSwapSpace:
+        return gib_flag(a, "swap_space_gib");
+      case Action::kKvOffloadSize:
+        return gib_flag(a, "kv_offload_gib");
+      case Action::kKvOffloadBackend:
+        return kv_backend_flag(a);
+      case Action::kHierarchicalCache:
+        boolean(a, "enable_hierarchical_cache", false);
+        return std::nullopt;
+      case Action::kHicacheRatio:
+      case Action::kHicacheSize:
+        return hicache_flag(a);
       case Action::kNone:
         break;
     }
@@ -301,6 +315,8 @@ class Importer {
     return std::nullopt;
   }
 
+  // --cpu-offload-gb: GiB per GPU in both engines (vLLM config/offload.py cpu_offload_gb,
+  // SGLang server_args.py cpu_offload_gb × 1024**3).
   std::optional<Error> offload_flag(const ServingArg& a) {
     Result<double> gb = plain_number(a.written, a.value);
     if (!gb) return gb.error();
@@ -308,10 +324,45 @@ class Importer {
       out_.ignore(a.written, shown(a), std::string(kNoMemoryEffect) + ": nothing offloaded");
       return std::nullopt;
     }
-    out_.unsupported(a.written, shown(a),
-                     fmt::format("{} GiB of weights per GPU kept in CPU memory and streamed in "
-                                 "(vramplan counts every weight on the GPU)",
-                                 a.value));
+    return gib_flag(a, "cpu_offload_gib");
+  }
+
+  // A size in GiB (--swap-space, --kv-offloading-size) as its setting; negative sizes are the
+  // settings' error.
+  std::optional<Error> gib_flag(const ServingArg& a, const char* setting) {
+    Result<double> gib = plain_number(a.written, a.value);
+    if (!gib) return gib.error();
+    out_.set(a.written, a.value, setting, *gib);
+    return std::nullopt;
+  }
+
+  // vLLM config/kv_offloading.py: native (OffloadingConnector) or lmcache; both keep the size in
+  // pinned host memory, split over tp·pp.
+  std::optional<Error> kv_backend_flag(const ServingArg& a) {
+    if (a.value != "native" && a.value != "lmcache")
+      return Error{a.written, a.value, "native or lmcache",
+                   "vLLM's KV offloading backends (config/kv_offloading.py)"};
+    out_.understood(a.written, a.value,
+                    "where --kv-offloading-size's blocks live: pinned host memory either way");
+    return std::nullopt;
+  }
+
+  // SGLang reads --hicache-ratio and --hicache-size only with --enable-hierarchical-cache;
+  // --hicache-size 0 (its default) means the ratio.
+  std::optional<Error> hicache_flag(const ServingArg& a) {
+    if (!hicache_) {
+      out_.ignore(a.written, shown(a),
+                  std::string(kNoMemoryEffect) + ": without --enable-hierarchical-cache");
+      return std::nullopt;
+    }
+    Result<double> v = plain_number(a.written, a.value);
+    if (!v) return v.error();
+    const bool size = a.spec->action == Action::kHicacheSize;
+    if (size && *v == 0) {
+      out_.understood(a.written, a.value, "0: the host pool follows --hicache-ratio");
+      return std::nullopt;
+    }
+    out_.set(a.written, a.value, size ? "hicache_size_gb" : "hicache_ratio", *v);
     return std::nullopt;
   }
 
@@ -320,6 +371,7 @@ class Importer {
 
   ServingState& st_;
   ImportBuilder& out_;
+  bool hicache_ = false;  // --enable-hierarchical-cache given
 };
 
 // vLLM --compilation-config / -O: a JSON object, an optimisation level (-O3), or one key
@@ -414,6 +466,7 @@ std::optional<Error> read_vramplan_line(std::string_view text, ImportBuilder& ou
                                                            {"nccl_gib_per_group", false},
                                                            {"non_torch_gib", false},
                                                            {"cuda_graph_gib", false},
+                                                           {"host_memory_gib", false},
                                                            {"sampler_bytes_per_logit", false}};
   constexpr std::string_view kMark = "# vramplan:";
   for (size_t pos = text.find(kMark); pos != std::string_view::npos;

@@ -82,8 +82,8 @@ TEST(VllmImport, ReadsTheOlderApiServerWithDtypeEagerAndFp8Cache) {
   EXPECT_EQ(s["block_size"], 32);
   EXPECT_EQ(s["gpu_memory_utilization"], 0.9);  // vLLM's default, said so
   EXPECT_TRUE(understood_as(i, "--gpu-memory-utilization", "vLLM's default"));
-  EXPECT_TRUE(ignored_as(i, "--swap-space", "not modelled"));
-  EXPECT_TRUE(warned(i, "--swap-space"));
+  EXPECT_EQ(s["swap_space_gib"], 16);  // host memory (docs/offload.md)
+  EXPECT_TRUE(understood_as(i, "--swap-space", "swap_space_gib"));
 }
 
 TEST(VllmImport, ReadsDockerRunAndTheCompilationConfig) {
@@ -133,11 +133,11 @@ TEST(VllmImport, ChunkedPrefillOffStepsTheWholeContext) {
 
 TEST(VllmImport, EveryFlagIsListedAndUnknownOnesWarn) {
   const Imported i = import_ok(
-      "vllm serve Qwen/Qwen3-8B --cpu-offload-gb 4 --speculative-config '{\"method\": \"ngram\"}' "
+      "vllm serve Qwen/Qwen3-8B --cpu-offload-gb 0 --speculative-config '{\"method\": \"ngram\"}' "
       "--api-key sk-123 --mystery 3 -tp 2 -tp 4\n");
   EXPECT_EQ(i.settings["tp"], 4);  // the parser keeps the last
   EXPECT_TRUE(ignored_as(i, "-tp", "given again later"));
-  EXPECT_TRUE(ignored_as(i, "--cpu-offload-gb", "not modelled"));
+  EXPECT_TRUE(ignored_as(i, "--cpu-offload-gb", "nothing offloaded"));
   EXPECT_TRUE(ignored_as(i, "--speculative-config", "draft model"));
   EXPECT_TRUE(ignored_as(i, "--mystery", "not a vLLM argument vramplan knows"));
   EXPECT_TRUE(warned(i, "--mystery"));
@@ -237,6 +237,57 @@ TEST(ServingImport, TheEstimateOfTheCommandIsTheEstimateOfItsSettings) {
   EXPECT_EQ(from->estimate.device_bytes, direct->estimate.device_bytes);
   ASSERT_TRUE(from->estimate.capacity && direct->estimate.capacity);
   EXPECT_EQ(from->estimate.capacity->max_kv_tokens, direct->estimate.capacity->max_kv_tokens);
+}
+
+}  // namespace
+}  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+// The engines' offload flags become the serving offload settings (docs/offload.md, "Serving").
+TEST(ServingImportOffload, VllmWeightsSwapAndKvOffload) {
+  const Imported i = import_ok(
+      "vllm serve Qwen/Qwen3-8B --cpu-offload-gb 4 --swap-space 8 --kv-offloading-size 32 "
+      "--kv-offloading-backend lmcache\n");
+  EXPECT_EQ(i.settings["cpu_offload_gib"], 4);
+  EXPECT_EQ(i.settings["swap_space_gib"], 8);
+  EXPECT_EQ(i.settings["kv_offload_gib"], 32);
+  EXPECT_TRUE(understood_as(i, "--kv-offloading-backend", "pinned host memory"));
+  const Result<Imported> bad =
+      import_config("vllm serve Qwen/Qwen3-8B --kv-offloading-backend disk\n", "vllm");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().field, "--kv-offloading-backend");
+}
+
+TEST(ServingImportOffload, SglangHierarchicalCacheNeedsItsSwitch) {
+  const Imported on = import_ok(
+      "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --mem-fraction-static 0.85 "
+      "--enable-hierarchical-cache --hicache-ratio 3 --hicache-size 0 --cpu-offload-gb 2\n");
+  EXPECT_EQ(on.settings["enable_hierarchical_cache"], true);
+  EXPECT_EQ(on.settings["hicache_ratio"], 3);
+  EXPECT_FALSE(on.settings.contains("hicache_size_gb"));  // 0: the ratio
+  EXPECT_TRUE(understood_as(on, "--hicache-size", "--hicache-ratio"));
+  EXPECT_EQ(on.settings["cpu_offload_gib"], 2);
+  // Without the switch SGLang never reads the ratio: listed, not set.
+  const Imported off =
+      import_ok("python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --hicache-ratio 3\n");
+  EXPECT_FALSE(off.settings.contains("hicache_ratio"));
+  EXPECT_TRUE(ignored_as(off, "--hicache-ratio", "without --enable-hierarchical-cache"));
+}
+
+TEST(ServingImportOffload, TheEstimateCarriesTheHostRows) {
+  const Result<SettingsInference> r = infer_settings(
+      {{"from",
+        "vllm serve Qwen/Qwen3-8B --gpu-memory-utilization 0.9 --kv-offloading-size 16 "
+        "--kv-offloading-backend native"}},
+      kNoFiles);
+  ASSERT_TRUE(r) << r.error().reason;
+  EXPECT_EQ(r->estimate.host_bytes, int64_t{16} << 30);
+  const Result<SettingsInference> negative =
+      infer_settings({{"from", "vllm serve Qwen/Qwen3-8B --cpu-offload-gb -2"}}, kNoFiles);
+  ASSERT_FALSE(negative);
+  EXPECT_EQ(negative.error().field, "--cpu-offload-gb");
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 import { inferenceView } from './inference';
 import { planView } from './plan';
 import { quickView } from './quick';
+import { rooflineView } from './roofline';
 import { trainingView } from './training';
 import type { View } from './view';
 
-export const VIEWS: View[] = [trainingView, inferenceView, planView, quickView];
+export const VIEWS: View[] = [trainingView, inferenceView, planView, rooflineView, quickView];

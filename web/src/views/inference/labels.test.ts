@@ -22,6 +22,8 @@ describe('serving form layout', () => {
     expect(section('block_size', 'serving')).toBe('engine');
     expect(section('gpu_memory_utilization', 'engine')).toBe('engine');
     expect(section('tp', 'parallelism')).toBe('parallelism');
+    expect(section('cpu_offload_gib', 'offload')).toBe('offload');
+    expect(INFERENCE_LAYOUT.groupTitle('offload')).toBe('Offload and host memory');
     expect(INFERENCE_LAYOUT.subgroups.formats.of.mlp_dtype).toBe('Per module class');
     expect(INFERENCE_LAYOUT.labelFor('hidden_size')).toBe('Hidden size'); // the training label
     expect(TRAINING_LAYOUT.groupOf(option('framework', 'framework'))).toBe('framework');

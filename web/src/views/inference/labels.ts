@@ -14,6 +14,7 @@ const GROUP_TITLES: Record<string, string> = {
   workload: 'Context and batch',
   formats: 'Weight and KV cache formats',
   engine: 'Engine (vLLM / SGLang)',
+  offload: 'Offload and host memory',
   hardware: 'GPU',
   overheads: 'Memory beyond tensors',
 };
@@ -25,6 +26,7 @@ const GROUP_ORDER = [
   'workload',
   'formats',
   'engine',
+  'offload',
   'hardware',
   'overheads',
 ];
@@ -93,6 +95,13 @@ const LABELS: Record<string, string> = {
   cuda_graph_gib: 'CUDA graph memory (GiB)',
   cuda_graph_in_budget: 'CUDA graphs inside the KV budget',
   non_torch_gib: 'Non-torch memory (GiB)',
+  cpu_offload_gib: 'Weights offloaded to CPU per GPU (GiB, --cpu-offload-gb)',
+  swap_space_gib: 'CPU swap space per GPU (GiB, vLLM --swap-space)',
+  kv_offload_gib: 'KV cache offloaded to CPU (GiB over tp·pp, vLLM --kv-offloading-size)',
+  enable_hierarchical_cache: 'Hierarchical cache (SGLang HiCache)',
+  hicache_ratio: 'HiCache host pool ÷ GPU pool',
+  hicache_size_gb: 'HiCache host pool per GPU (GB)',
+  host_memory_gib: 'Node RAM (GiB)',
 };
 
 export function inferenceLabel(key: string): string {

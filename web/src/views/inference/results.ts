@@ -170,6 +170,14 @@ export class InferenceResults extends ResultsPanelBase<InferenceEstimate> {
           'one token in every layer of this GPU',
         ),
         capacityCards,
+        e.host_bytes
+          ? card(
+              'host',
+              'Host memory',
+              bytesCell('strong', e.host_bytes, { class: 'peak-value', id: 'infer-host' }),
+              'pinned CPU memory of one GPU’s process (offload)',
+            )
+          : null,
         verdictCard(e.fit[0]),
       ),
     );
@@ -186,6 +194,25 @@ export class InferenceResults extends ResultsPanelBase<InferenceEstimate> {
     );
   }
 
+  /** The KV cache's tiers when a host pool backs the GPU's (docs/offload.md, "Serving"). */
+  private tiersList(): HTMLElement | null {
+    const tiers = this.estimate!.kv_tiers ?? [];
+    if (tiers.length < 2) return null;
+    return el(
+      'ul',
+      { id: 'kv-tiers' },
+      tiers.map((t) =>
+        el(
+          'li',
+          { 'data-tier': t.tier, 'data-tokens': String(t.tokens), 'data-bytes': String(t.bytes) },
+          el('strong', {}, t.tier),
+          `: ${countText(t.tokens)} tokens in ${gib(t.bytes)} — `,
+          el('span', { class: 'formula' }, t.formula),
+        ),
+      ),
+    );
+  }
+
   private renderCapacity(): void {
     const c = this.estimate!.capacity;
     if (!c) {
@@ -197,6 +224,7 @@ export class InferenceResults extends ResultsPanelBase<InferenceEstimate> {
           'Set “GPU memory utilization (vLLM)” or “Static memory fraction (SGLang)” under ' +
             'Engine to see how many KV tokens and sequences fit.',
         ),
+        this.tiersList(),
       );
       return;
     }
@@ -220,6 +248,7 @@ export class InferenceResults extends ResultsPanelBase<InferenceEstimate> {
       ),
       el('p', { class: 'formula', id: 'capacity-formula' }, c.formula),
       el('p', { class: 'source hint' }, c.source),
+      this.tiersList(),
     );
   }
 
@@ -235,11 +264,14 @@ export class InferenceResults extends ResultsPanelBase<InferenceEstimate> {
     );
     this.drawStackedBars(this.canvas, {
       labels: [e.ranks.length > 1 ? `per GPU (pipeline rank ${e.binding_rank})` : 'per GPU'],
-      segments: e.rows.map((row: Row, index: number) => ({
-        label: row.component,
-        color: rowColor(row.component, index),
-        data: [row.bytes / GIB],
-      })),
+      // Host rows (offload) are not GPU memory: the table lists them, the bar leaves them out.
+      segments: e.rows
+        .filter((row: Row) => row.counts_toward !== 'host')
+        .map((row: Row, index: number) => ({
+          label: row.component,
+          color: rowColor(row.component, index),
+          data: [row.bytes / GIB],
+        })),
       maxBarThickness: 180,
       tallestGiB: e.device_bytes / GIB,
       // Beside the single bar on wide screens, below it on phones.
