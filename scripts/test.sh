@@ -48,7 +48,7 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$
 stage "fuzz every parser briefly (regression inputs first; the long campaign is by hand)"
 # build-fuzz: clang with ASan + UBSan + libFuzzer, only the libraries the fuzz program needs
 # (no tests); docs/reliability.md says why it is not folded into build-asan yet.
-scripts/fuzz.sh "${VRAMPLAN_FUZZ_SECONDS:-10}"
+scripts/fuzz.sh "${VRAMPLAN_FUZZ_SECONDS:-5}"
 
 stage "benchmark (numbers only)"
 build/estimate_bench --benchmark_min_time=0.05
