@@ -16,7 +16,6 @@ constexpr const char* kGraphs =
     "--cuda-graph-gib)";
 constexpr const char* kLora = "LoRA adapter weights and their memory pool";
 constexpr const char* kSpeculative = "a draft model's weights and KV cache, or speculative heads";
-constexpr const char* kHostCache = "a hierarchical KV cache in host memory";
 
 constexpr FlagSpec kFlags[] = {
     // What vramplan reads.
