@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/term.h"
+#include "report/estimate_text.h"
 #include "report/text_layout.h"
 #include "vramplan/io/options.h"
 
@@ -18,9 +19,8 @@ namespace {
 using namespace textfmt;
 using nlohmann::json;
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-std::string gib(int64_t bytes) { return fmt::format("{:.2f}", static_cast<double>(bytes) / kGiB); }
+using estimate_text::gib;
+using estimate_text::kGiB;
 
 json inputs_json(const QuickInputs& in) {
   return {{"params", in.params},

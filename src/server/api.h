@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "vramplan/base/error.h"
+#include "vramplan/io/options.h"
 
 namespace vramplan::server {
 
@@ -98,6 +99,10 @@ inline constexpr int kMaxJsonDepth = 64;
 // The server's FileReader: a model given as a path is refused, naming "model" (a server must not
 // read its host's files; configs come inline as "model_config").
 Result<std::string> refuse_files(const std::string& path);
+
+// The registry's settings as the options endpoints list them: [{key, flag, kind, group, default,
+// help, choices}] (api_handlers.cc).
+nlohmann::json option_list_json(std::span<const OptionSpec> specs);
 
 // Handlers (api_handlers.cc, sweep.cc).
 Response handle_health(const Request& request);

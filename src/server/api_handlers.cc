@@ -76,18 +76,8 @@ json formats_of(std::span<const Format> formats, ImportKind kind) {
 }
 
 json options_json(std::span<const OptionSpec> specs, ImportKind kind) {
-  json options = json::array();
-  for (const OptionSpec& o : specs) {
-    options.push_back({{"key", o.key},
-                       {"flag", flag_name(o.key)},
-                       {"kind", kind_name(o.kind)},
-                       {"group", o.group},
-                       {"default", o.default_text},
-                       {"help", o.help},
-                       {"choices", split_choices(o.choices)}});
-  }
   return {
-      {"options", std::move(options)},
+      {"options", option_list_json(specs)},
       {"formats",
        {{"from", formats_of(import_formats(), kind)}, {"emit", formats_of(emit_formats(), kind)}}}};
 }
@@ -100,6 +90,19 @@ Response cached(const std::string& body) {
 }
 
 }  // namespace
+
+json option_list_json(std::span<const OptionSpec> specs) {
+  json options = json::array();
+  for (const OptionSpec& o : specs)
+    options.push_back({{"key", o.key},
+                       {"flag", flag_name(o.key)},
+                       {"kind", kind_name(o.kind)},
+                       {"group", o.group},
+                       {"default", o.default_text},
+                       {"help", o.help},
+                       {"choices", split_choices(o.choices)}});
+  return options;
+}
 
 Result<std::string> refuse_files(const std::string& path) {
   return Error{"model", path,
