@@ -70,7 +70,9 @@ def test_models_and_gpus_equal_cli(cli):
         assert [m.to_dict() for m in function()] == json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("dataset", [None, "megatron", "torchtitan", "pytorch-reference"])
+@pytest.mark.parametrize(
+    "dataset", [None, "megatron", "torchtitan", "pytorch-reference", "gpu-measured"]
+)
 def test_validate_equals_cli(cli, dataset):
     args = ["--dataset", dataset] if dataset else []
     done = cli("validate", *args, "--format", "json")

@@ -126,7 +126,7 @@ def gpus():
 def validate(dataset=None):
     """Every measured run predicted and compared: ``vramplan validate [--dataset D] --format json``
     (rows, summaries, fit confusion, targets, parameter counts, the Ultra-Scale noise floor).
-    ``dataset``: ``"megatron"``, ``"ultrascale"``, ``"torchtitan"`` or ``"pytorch-reference"``;
+    ``dataset``: ``"megatron"``, ``"ultrascale"``, ``"torchtitan"``, ``"pytorch-reference"`` or ``"gpu-measured"``;
     None: every dataset, with the uncertainty bands they support.
 
     >>> v = vramplan.validate(dataset="megatron")

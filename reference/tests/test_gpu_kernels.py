@@ -19,7 +19,7 @@ def _attention_bytes(dtype, mask):
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=m is None, enable_gqa=True)
         kept = tracker.live - before
         calls = dict(state["calls"])
-        state["calls"].update(flash=0, efficient=0, fallback=0)
+        state["calls"].update(flash=0, efficient=0, math=0, fallback=0)
         del out
     return kept, calls, (b, h, s, d)
 
@@ -35,3 +35,17 @@ def test_mask_takes_the_memory_efficient_kernel_and_never_the_scores():
     kept, calls, (b, h, s, d) = _attention_bytes(torch.bfloat16, mask=True)
     assert calls["efficient"] == 1
     assert kept < b * h * s * s * 2  # nothing of the size of the attention scores stays
+
+
+def test_fp32_with_fewer_kv_heads_and_no_mask_runs_the_math_kernel_and_keeps_the_probabilities():
+    # CUDA's memory-efficient kernel takes equal head counts only; flash takes no fp32: SDPA runs
+    # its math kernel, which keeps the b x h x s x s probabilities (seen on an H200)
+    kept, calls, (b, h, s, d) = _attention_bytes(torch.float32, mask=False)
+    assert calls["math"] == 1 and calls["efficient"] == 0
+    assert kept >= b * h * s * s * 4
+
+
+def test_fp32_with_a_mask_stays_on_the_memory_efficient_kernel():
+    kept, calls, (b, h, s, d) = _attention_bytes(torch.float32, mask=True)
+    assert calls["efficient"] == 1 and calls["math"] == 0
+    assert kept < b * h * s * s * 4

@@ -71,6 +71,8 @@ def describe(family, sc: Scenario, attn_implementation, kernel):
     if attn_implementation == "eager":
         settings["flash_attention"] = False
         notes.append("transformers' default attention for this model is eager (scores materialised)")
+    if kernel == "math":
+        notes.append("fp32 (or heads over 256) with grouped-query heads and no mask: SDPA's math kernel")
     if kernel == "efficient":
         notes.append("SDPA gets an explicit mask (sliding window / local attention): memory-efficient kernel")
     return settings, notes, in_target
@@ -78,7 +80,7 @@ def describe(family, sc: Scenario, attn_implementation, kernel):
 
 def make_row(family, sc: Scenario, report, facts):
     calls = facts.get("sdpa_calls", {})
-    kernel = "flash" if calls.get("flash") else ("efficient" if calls.get("efficient") else "eager")
+    kernel = next((k for k in ("flash", "efficient", "math") if calls.get(k)), "eager")
     settings, notes, in_target = describe(family, sc, facts.get("attn_implementation"), kernel)
     param_dtype, autocast, fsdp_mixed = PRECISIONS[sc.precision]
     precision = {
@@ -130,12 +132,9 @@ def _layout_text(sc):
     return sc.layout
 
 
-def build(workers, limit=None, only=None):
-    items = all_scenarios()
-    if only:
-        items = [it for it in items if only in it[1].id()]
-    if limit:
-        items = items[:limit]
+def run_scenarios(workers, items):
+    """(rows sorted by id, not_run sorted by id) of the scenarios `items`, run in `workers`
+    processes."""
     t0 = time.time()
     ctx = mp.get_context("spawn")
     with ctx.Pool(workers, initializer=_quiet, maxtasksperchild=20) as pool:
@@ -149,13 +148,47 @@ def build(workers, limit=None, only=None):
             )
     rows = sorted((r for r in results if "error" not in r), key=lambda r: r["id"])
     not_run = sorted(({"id": r["id"], "reason": r["error"]} for r in results if "error" in r), key=lambda r: r["id"])
-    counts = [parameter_count(p) for p in preset_names()]
     print(f"{len(rows)} rows, {len(not_run)} not run, {time.time() - t0:.0f} s", file=sys.stderr)
+    return rows, not_run
+
+
+def parameter_counts():
+    """(counts of every preset whose model type this transformers knows, presets it refused)."""
+    counts, refused = [], []
+    for preset in preset_names():
+        try:
+            counts.append(parameter_count(preset))
+        except Exception as e:  # a model type newer than the pinned transformers: say so
+            refused.append({"preset": preset, "reason": f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"})
+    return counts, refused
+
+
+def merge(path, rows, not_run):
+    """The committed dataset at `path` with `rows` / `not_run` replacing those of the same ids."""
+    with open(path) as f:
+        data = json.load(f)
+    ids = {r["id"] for r in rows} | {r["id"] for r in not_run}
+    data["rows"] = sorted([r for r in data["rows"] if r["id"] not in ids] + rows, key=lambda r: r["id"])
+    kept = [r for r in data["not_run"] if r["id"] not in ids]
+    data["not_run"] = sorted(kept + not_run, key=lambda r: r["id"])
+    data["versions"] = versions()
+    return data
+
+
+def build(workers, limit=None, only=None):
+    items = all_scenarios()
+    if only:
+        items = [it for it in items if only in it[1].id()]
+    if limit:
+        items = items[:limit]
+    rows, not_run = run_scenarios(workers, items)
+    counts, refused = parameter_counts()
     return {
         "command": "reference/run.sh",
         "versions": versions(),
         "notes": NOTES,
         "parameter_counts": counts,
+        "parameter_counts_not_run": refused,
         "rows": rows,
         "not_run": not_run,
     }
@@ -167,9 +200,20 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None, help="first N scenarios only (for trying)")
     ap.add_argument("--only", default=None, help="scenarios whose id contains this text")
+    ap.add_argument(
+        "--merge",
+        action="store_true",
+        help="run only the --only scenarios and replace their rows in the existing --output file",
+    )
     args = ap.parse_args(argv)
     _quiet()
-    data = build(args.workers, args.limit, args.only)
+    if args.merge:
+        if not args.only:
+            ap.error("--merge needs --only")
+        items = [it for it in all_scenarios() if args.only in it[1].id()]
+        data = merge(args.output, *run_scenarios(args.workers, items))
+    else:
+        data = build(args.workers, args.limit, args.only)
     with open(args.output, "w") as f:
         json.dump(data, f, indent=1, sort_keys=False)
         f.write("\n")

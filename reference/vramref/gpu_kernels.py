@@ -6,7 +6,8 @@ backend, which materialises the s x s scores and softmax (memory no H100 run has
 flash kernel. On an H100 with bf16/fp16 inputs, head_dim <= 256 and no explicit mask, PyTorch picks FlashAttention-2
 (`_scaled_dot_product_flash_attention`, which also accepts fewer key/value heads than query
 heads, so `enable_gqa` needs no copy); with an explicit mask or fp32 inputs it picks the
-memory-efficient kernel (`_scaled_dot_product_efficient_attention`). Both ops have meta
+memory-efficient kernel (`_scaled_dot_product_efficient_attention`), except for fewer key/value
+heads without a mask, which only flash takes: there it runs the math kernel. Both ops have meta
 functions that run on fake tensors of any device, so their outputs and the tensors their
 autograd formulas save (query, key, value, output, logsumexp; plus the mask for the efficient
 kernel) are exactly the GPU kernel's. `emulate_cuda_sdpa` installs that choice; nested
@@ -27,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 FLASH_MAX_HEAD_DIM = 256
-_state = {"fallbacks": [], "calls": {"flash": 0, "efficient": 0, "fallback": 0}}
+_state = {"fallbacks": [], "calls": {"flash": 0, "efficient": 0, "math": 0, "fallback": 0}}
 
 
 def _pad_last(t, multiple=8):
@@ -63,6 +64,16 @@ def _gpu_sdpa(
         q, k, v = _pad_last(query), _pad_last(key), _pad_last(value)
         out = _flash(q, k, v, dropout_p, is_causal, None, scale)
         return out[..., :d] if out.shape[-1] != d else out
+    if key.shape[-3] != query.shape[-3] and attn_mask is None:
+        # fewer K/V heads (enable_gqa) where flash cannot run: the memory-efficient kernel takes
+        # equal head counts only (sdp_utils.cpp, check_batch_size_and_num_heads_dense with
+        # supports_gqa false), so CUDA runs the math kernel; its composite saves the same tensors
+        # on any device (K, V repeated, scaled Q and K, the s x s probabilities). Seen on an H200:
+        # data/measurements/gpu_measured.json
+        _state["calls"]["math"] += 1
+        return torch.ops.aten._scaled_dot_product_attention_math(
+            query, key, value, None, dropout_p, is_causal, None, scale=scale, enable_gqa=True
+        )[0]
     # H100 runs the memory-efficient kernel (fp32, explicit masks, head dims over 256); it
     # saves the same q, k, v, output, logsumexp and mask, and needs equal head counts
     _state["calls"]["efficient"] += 1

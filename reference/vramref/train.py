@@ -89,7 +89,7 @@ def _run_in_world(sc):
             optimizer.zero_grad(set_to_none=True)
         tracker.set_phase("done")
         facts["sdpa_calls"] = dict(sdpa_state["calls"])
-        sdpa_state["calls"].update(flash=0, efficient=0, fallback=0)
+        sdpa_state["calls"].update(flash=0, efficient=0, math=0, fallback=0)
     return tracker.report, facts
 
 

@@ -11,6 +11,7 @@ from .memory_sections import (
     ultrascale_breakdown_section,
     uncertainty_section,
 )
+from .gpu_section import gpu_section
 from .reference_section import reference_section
 from .serving_section import serving_section
 from .throughput_sections import throughput_sections
@@ -31,6 +32,7 @@ def markdown(report, throughput=None, peers=None):
         confusion_section(report),
         ultrascale_breakdown_section(report),
         reference_section(report, peers),
+        gpu_section(report),
         uncertainty_section(report),
         serving_section(report),
         plots_section(),

@@ -8,6 +8,7 @@ DATASET_NAMES = {
     "ultrascale-crashed": "Ultra-Scale (crashed)",
     "torchtitan": "torchtitan (published)",
     "pytorch-reference": "PyTorch reference",
+    "gpu-measured": "GPU-measured",
 }
 
 # The groups the datasets use, in their natural order: model families, then model sizes.

@@ -171,7 +171,9 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Predict every measured run in data/measurements (Megatron-LM functional tests, Ultra-Scale "
-      "Playbook sweep, torchtitan's published tables, the PyTorch reference) and report the error "
+      "Playbook sweep, torchtitan's published tables, the PyTorch reference, the reference's runs "
+      "on a "
+      "real GPU) and report the error "
       "per row and per dataset");
   cmd->add_option("--format", args->format, "table or json")
       ->check(CLI::IsMember({"table", "json"}))
@@ -179,7 +181,7 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("!--no-rows", args->rows, "print only the summaries");
   cmd->add_option("--dataset", args->dataset,
                   "only this dataset's rows, summaries and targets: megatron, ultrascale, "
-                  "torchtitan or pytorch-reference")
+                  "torchtitan, pytorch-reference or gpu-measured")
       ->check(CLI::IsMember(validation_datasets()));
   cmd->add_flag("--check", args->check,
                 "exit 1 when an accuracy target is missed (an open target: when it is worse than "

@@ -116,6 +116,20 @@ bool efficient_kernel_everywhere(const Scenario& s) {
          ((dt != DType::kBf16 && dt != DType::kFp16) || s.model.head_dim > 256);
 }
 
+// transformers passes SDPA fewer K/V heads (enable_gqa=True) when it passes no mask
+// (integrations/sdpa_attention.py, use_gqa_in_sdpa); on CUDA only FlashAttention takes them: the
+// memory-efficient kernel requires equal head counts (PyTorch aten/src/ATen/native/transformers/
+// cuda/sdp_utils.cpp, check_batch_size_and_num_heads_dense<supports_gqa = false>). Where flash
+// cannot run (fp32 inputs, heads over 256) a grouped-query model without a mask therefore runs
+// SDPA's math kernel (attention.cpp, _scaled_dot_product_attention_math): K and V repeated to
+// every head, the scaled Q and K, and the s×s probabilities in the activation dtype, kept per
+// layer. Measured on an H200 (data/measurements/gpu_measured.json). Models whose sliding-window
+// layers get a mask stay with the efficient kernel's accounting for every layer.
+bool sdpa_math_kernel(const Scenario& s) {
+  return efficient_kernel_everywhere(s) && s.model.num_kv_heads < s.model.num_heads &&
+         s.model.attention == AttentionKind::kStandard && !sliding_layers_masked(s);
+}
+
 void add_standard_attention(const Scenario& s, const Dims& d, bool frozen, SumBuilder& sum) {
   const ModelConfig& m = s.model;
   const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
@@ -123,8 +137,9 @@ void add_standard_attention(const Scenario& s, const Dims& d, bool frozen, SumBu
     add_linear_input(d, "QKV input", sum);
   sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
   if (efficient_kernel_everywhere(s) && g < a)
-    sum.add("K,V repeated to every head (memory-efficient kernel)", "n·2(a−g)·d·B/t",
-            d.n * 2 * (a - g) * hd * d.bytes / d.t);
+    sum.add(sdpa_math_kernel(s) ? "K,V repeated to every head (SDPA math kernel)"
+                                : "K,V repeated to every head (memory-efficient kernel)",
+            "n·2(a−g)·d·B/t", d.n * 2 * (a - g) * hd * d.bytes / d.t);
   // Phi-3's fused qkv_proj: V is a view of its output, so the whole Q|K|V storage stays alive
   // beside the rotated Q and K (modeling_phi3.py: query_states = qkv[..., :query_pos]).
   if (s.conventions.model_code == ModelCode::kTransformers && m.model_type == "phi3")
@@ -202,6 +217,12 @@ void add_attention_core(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const Training& tr = s.training;
   const Wide a = s.model.num_heads;
   const bool selective = tr.recompute == Recompute::kSelective;
+  if (tr.flash_attention && sdpa_math_kernel(s)) {
+    if (!selective)
+      sum.add("attention probabilities (SDPA math kernel)", "n·s·a·B/t",
+              d.n * tr.seq_len * a * d.bytes / d.t);
+    return;
+  }
   if (tr.flash_attention) {
     // Selective recompute re-runs core attention, so its statistics are not kept.
     if (!selective) sum.add("softmax stats", "n·a·4/t", d.n * a * 4 / d.t);
@@ -417,6 +438,23 @@ bool sliding_layers_masked(const Scenario& s) {
   return s.conventions.model_code == ModelCode::kTransformers && s.training.flash_attention &&
          s.model.attention == AttentionKind::kStandard && s.model.sliding_window > 0 &&
          s.training.seq_len >= s.model.sliding_window;
+}
+
+// SDPA's math kernel in the backward of one layer (attention.cpp, the composite's autograd):
+// matmul(probs, V)'s backward makes the gradient of the probabilities, and the softmax's
+// backward the gradient of the scores beside it, each b·(a/t)·s² in the activation dtype.
+Term math_attention_backward_scratch(const Scenario& s, bool explain) {
+  if (!sdpa_math_kernel(s) || s.training.recompute == Recompute::kSelective) return {};
+  const Wide b = s.training.micro_batch, seq = s.training.seq_len;
+  const Wide a = s.model.num_heads, t = s.parallel.tp;
+  const Wide bytes = bytes_of(1, s.training.activation_dtype);
+  Term out{2 * b * ceil_div(a, t) * seq * seq * bytes, ""};
+  if (explain)
+    out.formula = fmt::format(
+        "2·b·(a/t)·s²·B = 2·{}·({}/{})·{}²·{} (gradients of the "
+        "probabilities and of the scores, one layer)",
+        b, a, t, seq, bytes);
+  return out;
 }
 
 Term masked_layer_extra(const Scenario& s, bool explain) {

@@ -75,6 +75,12 @@ bool sliding_layers_masked(const Scenario& s);
 // repeated to every head. 0 when sliding_layers_masked() is false.
 Term masked_layer_extra(const Scenario& s, bool explain);
 
+// transformers' SDPA on a grouped-query model where FlashAttention cannot run (fp32, heads over
+// 256) and no mask is passed falls to the math kernel, which keeps the s×s probabilities
+// (activations.cc, sdpa_math_kernel); its backward holds two more s×s gradients for one layer.
+// 0 otherwise, and under selective recompute (which re-runs the core attention).
+Term math_attention_backward_scratch(const Scenario& s, bool explain);
+
 // Tokens of one microbatch on one context-parallel rank: n = s·b/c.
 Wide tokens_per_rank(const Scenario& s);
 

@@ -214,6 +214,35 @@ TEST(Activations, TransformersRmsNormsKeepTheirFp32Upcast) {
   EXPECT_EQ(norm_keeps(llama(8192)).per_token, 0);
 }
 
+// transformers' SDPA on fp32 with grouped-query heads and no mask: FlashAttention cannot take
+// fp32 and the memory-efficient kernel takes no grouped heads, so CUDA runs the math kernel,
+// which keeps the s×s probabilities per layer (in fp32, b = 1, a = 32, s = 4096: 2 GiB) in place
+// of flash's 4-byte statistics, and its backward two more for one layer.
+TEST(Activations, TransformersFp32GroupedQueryAttentionRunsTheMathKernel) {
+  Scenario hf = llama(4096);
+  hf.conventions.model_code = ModelCode::kTransformers;
+  hf.training.activation_dtype = DType::kFp32;
+  const Wide stats = 4096 * 32 * 4;
+  const Wide probs = Wide{4096} * 4096 * 32 * 4;
+  Scenario bf16 = hf;
+  bf16.training.activation_dtype = DType::kBf16;
+  EXPECT_EQ(math_attention_backward_scratch(bf16, false).bytes, 0);
+  EXPECT_EQ(math_attention_backward_scratch(hf, false).bytes, 2 * probs);
+  // Equal head counts run the memory-efficient kernel, with its statistics only.
+  Scenario mha = hf;
+  mha.model.num_kv_heads = mha.model.num_heads;
+  EXPECT_EQ(math_attention_backward_scratch(mha, false).bytes, 0);
+  const Term t = layer_activations(hf, false, true);
+  EXPECT_NE(t.formula.find("attention probabilities (SDPA math kernel)"), std::string::npos);
+  // The same layer with K and V repeated for the efficient kernel (a mask-less MHA difference
+  // aside) differs by the probabilities less the statistics.
+  Scenario efficient = hf;
+  efficient.model.sliding_window = 1024;  // masked sliding layers stay on the efficient kernel
+  EXPECT_EQ(
+      layer_activations(hf, false, false).bytes - layer_activations(efficient, false, false).bytes,
+      probs - stats);
+}
+
 // Nemotron-H-8B's Mamba-2 block (h 4096, H 128 heads of P 64, N 128, G 8), n = 8192, B = 2:
 //   norm input n·h·2                          =  67,108,864 (one norm per block)
 //   in_proj input n·h·2                       =  67,108,864

@@ -22,6 +22,10 @@ constexpr const char* kSourceLogits =
     "Megatron-LM core/tensor_parallel/cross_entropy.py (fp32 vocab-parallel cross entropy)";
 constexpr const char* kSourceRecompute =
     "Korthikanti et al. 2022 §5: full recompute keeps each layer's input";
+constexpr const char* kSourceMathAttention =
+    "PyTorch aten/src/ATen/native/transformers/attention.cpp (_scaled_dot_product_attention_math) "
+    "and cuda/sdp_utils.cpp (the memory-efficient kernel takes no grouped-query heads); "
+    "transformers integrations/sdpa_attention.py (use_gqa_in_sdpa)";
 constexpr const char* kSourceStageOutputs =
     "torch.distributed.pipelining / nanotron / DeepSpeed pipeline engines keep each sent "
     "activation until its backward (docs/frameworks.md)";
@@ -199,6 +203,9 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     out.add("activations", std::move(acts), CountsToward::kAllocated, kSourceActivations);
   }
 
+  // The logits and loss are freed before the layers' backward: what the backward's working sets
+  // (recompute, the math kernel's scratch) take of that memory adds nothing allocated.
+  Wide freed_loss = rank.has_head ? head_loss(c, rank).bytes : 0;
   if (mix.recomputed > 0) {
     // Backward re-runs one layer forward at a time; its full activations are alive meanwhile.
     // On the last stage the loss's backward and the LM head's have run by then and freed the
@@ -207,8 +214,9 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     // keeps the freed logits' segments reserved, though, and the layer's smaller tensors land
     // in new ones: the rest counts toward reserved memory.
     const Wide working = std::max(c.dense_layer.bytes, c.s.model.is_moe() ? c.moe_layer.bytes : 0);
-    const Wide loss = rank.has_head ? head_loss(c, rank).bytes : 0;
+    const Wide loss = freed_loss;
     const Wide hidden = std::min(working, loss);
+    freed_loss -= hidden;
     Term t{working - hidden, ""};
     if (c.explain)
       t.formula = loss > 0 ? fmt::format(
@@ -221,6 +229,17 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
                                   "segments do not take"
                                 : ""};
     out.add(kRecomputeReservedRow, std::move(pool), CountsToward::kReserved, kSourceRecompute);
+  }
+  const Term scratch = math_attention_backward_scratch(c.s, c.explain);
+  if (scratch.bytes > 0 && layers_without_backward(c.s) < c.s.model.num_layers) {
+    const Wide hidden = std::min(scratch.bytes, freed_loss);
+    Term t{scratch.bytes - hidden, c.explain && hidden > 0
+                                       ? fmt::format("{}, less the logits and loss ({}) freed "
+                                                     "before it",
+                                                     scratch.formula, short_bytes(hidden))
+                                       : scratch.formula};
+    out.add("attention backward scratch (SDPA math kernel)", std::move(t), CountsToward::kAllocated,
+            kSourceMathAttention);
   }
   add_stage_outputs(c, rank, out);
   if (rank.has_embedding) {

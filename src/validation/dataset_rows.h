@@ -62,6 +62,12 @@ Result<nlohmann::json> reference_dataset();
 // skipped with their note.
 void add_reference_rows(const nlohmann::json& data, ValidationReport& report);
 
+// Training memory measured on a real GPU (data/measurements/gpu_measured.json, compiled in),
+// parsed; its rows (gpu_rows.cc): the reference's single-GPU scenarios read from the caching
+// allocator, compared on peak allocated (GEMM workspaces included), per phase, and peak reserved.
+Result<nlohmann::json> gpu_dataset();
+void add_gpu_rows(const nlohmann::json& data, ValidationReport& report);
+
 // Its presets' parameter counts against count_parameters, part by part (reference_params.cc).
 void add_reference_parameter_counts(const nlohmann::json& data, ValidationReport& report);
 

@@ -95,6 +95,9 @@ Result<ValidationReport> validate_measurements() {
   if (!reference) return reference.error();
   add_reference_rows(*reference, report);
   add_reference_parameter_counts(*reference, report);
+  Result<nlohmann::json> gpu = gpu_dataset();
+  if (!gpu) return gpu.error();
+  add_gpu_rows(*gpu, report);
   report.ultrascale_noise = ultrascale_noise_floor(*ran);
   add_summaries_and_targets(report);
   return report;

@@ -11,7 +11,7 @@ namespace vramplan {
 // The datasets `--dataset` accepts.
 const std::vector<std::string>& validation_datasets() {
   static const std::vector<std::string> kNames = {"megatron", "ultrascale", "torchtitan",
-                                                  "pytorch-reference"};
+                                                  "pytorch-reference", "gpu-measured"};
   return kNames;
 }
 
@@ -24,10 +24,11 @@ bool dataset_shown(const std::string& dataset, const std::string& only) {
 
 bool target_shown(const AccuracyTarget& t, const std::string& only) {
   if (only.empty()) return true;
-  const std::string prefix = only == "megatron"     ? "Megatron"
-                             : only == "ultrascale" ? "Ultra-Scale"
-                             : only == "torchtitan" ? "torchtitan"
-                                                    : "PyTorch reference";
+  const std::string prefix = only == "megatron"       ? "Megatron"
+                             : only == "ultrascale"   ? "Ultra-Scale"
+                             : only == "torchtitan"   ? "torchtitan"
+                             : only == "gpu-measured" ? "GPU-measured"
+                                                      : "PyTorch reference";
   return t.name.rfind(prefix, 0) == 0;
 }
 

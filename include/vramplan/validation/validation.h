@@ -17,7 +17,7 @@ namespace vramplan {
 
 struct ValidationRow {
   std::string dataset;  // "megatron" | "ultrascale" | "ultrascale-crashed" | "torchtitan" |
-                        // "pytorch-reference"
+                        // "pytorch-reference" | "gpu-measured"
   std::string id;       // test case, or the run's layout
   std::string
       group;  // Megatron family (gpt, moe, ...), Ultra-Scale model (1B, 8B, ...), model family
