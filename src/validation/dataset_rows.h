@@ -19,6 +19,14 @@ namespace vramplan::dataset_rows {
 
 inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// Bytes as GiB; a JSON number of bytes as GiB (0 when it is not a number); a JSON string field
+// ("" when absent or not a string). The JSON datasets' readers share these.
+inline double gib(int64_t bytes) { return static_cast<double>(bytes) / kGiB; }
+inline double gib_of(const nlohmann::json& v) { return v.is_number() ? v.get<double>() / kGiB : 0; }
+inline std::string text_of(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
 // Nearest-rank percentile of sorted values.
 double percentile(const std::vector<double>& sorted, double fraction);
 

@@ -15,13 +15,6 @@ namespace {
 
 constexpr const char* kDataset = "gpu-measured";
 
-double gib_of(const nlohmann::json& v) { return v.is_number() ? v.get<double>() / kGiB : 0; }
-double gib(int64_t bytes) { return static_cast<double>(bytes) / kGiB; }
-
-std::string text_of(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
-}
-
 int64_t phase_allocated(const StageEstimate& st, const std::string& name) {
   for (const Phase& p : st.phases)
     if (p.name == name) return p.allocated_bytes;

@@ -86,13 +86,6 @@ const StageEstimate* stage_of_rank(const Estimate& est, int64_t rank, int64_t wo
   return nullptr;
 }
 
-double gib(int64_t bytes) { return static_cast<double>(bytes) / kGiB; }
-double gib_of(const nlohmann::json& v) { return v.is_number() ? v.get<double>() / kGiB : 0; }
-
-std::string text_of(const nlohmann::json& row, const char* key) {
-  return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : "";
-}
-
 struct RowContext {
   std::string id, family;
   std::map<std::string, std::string> facets;
