@@ -265,6 +265,7 @@ void Worker::run(const Branch& b) {
   std::array<Wide, kMaxRankGroups> other;
   std::array<Wide, kMaxRankGroups> reserved_only;
   std::array<Wide, kMaxRankGroups> kept_outputs;
+  std::array<Wide, kMaxRankGroups> freed_loss;
   for (bool sp : in.sps) {
     par.sequence_parallel = sp;
     layout.sequence_parallel = sp;
@@ -278,9 +279,9 @@ void Worker::run(const Branch& b) {
           par.schedule = schedule;
           layout.schedule = schedule;
           for (int g = 0; g < groups; ++g) {
-            reserved_only[g] = kept_outputs[g] = 0;
+            reserved_only[g] = kept_outputs[g] = freed_loss[g] = 0;
             other[g] = memory_.other_allocated(shape.group[g], terms, par, rc, m, &reserved_only[g],
-                                               &kept_outputs[g]);
+                                               &kept_outputs[g], &freed_loss[g]);
           }
           for (size_t k = 0; k < modes.size(); ++k) {
             if (pruned[k]) continue;
@@ -289,10 +290,12 @@ void Worker::run(const Branch& b) {
             FastPeak worst;
             for (int g = 0; g < groups && !worst.overflow; ++g) {
               bool forward_backward = true;
-              const Wide allocated = memory_.rank_peak(states[k][g], other[g], m, par,
-                                                       &forward_backward, kept_outputs[g]);
+              Wide hidden = 0;  // FSDP unit gradients under the freed logits: reserved only
+              const Wide allocated =
+                  memory_.rank_peak(states[k][g], other[g], m, par, &forward_backward,
+                                    kept_outputs[g], freed_loss[g], &hidden);
               const FastPeak rank =
-                  memory_.finish(allocated, par, forward_backward ? reserved_only[g] : 0);
+                  memory_.finish(allocated, par, forward_backward ? reserved_only[g] + hidden : 0);
               if (rank.overflow || rank.device_bytes > worst.device_bytes ||
                   (rank.device_bytes == worst.device_bytes &&
                    rank.allocated_bytes > worst.allocated_bytes))

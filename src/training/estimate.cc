@@ -43,7 +43,8 @@ bool is_activation_row(const Row& r) {
                                                          "adapter activations",
                                                          "pipeline stage outputs",
                                                          "autocast weight copies",
-                                                         kRecomputeReservedRow};
+                                                         kRecomputeReservedRow,
+                                                         kMathScratchRow};
   for (std::string_view name : kActivationRows)
     if (r.component == name) return true;
   return false;
@@ -88,7 +89,9 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
   // FSDP reshards every unit after its backward (FSDP2 post_backward): its gathered buffers are
   // gone by the optimizer step. DeepSpeed's ZeRO-3 live parameters are not modelled as freed.
   const int64_t gathered =
-      c.s.parallel.fsdp != FsdpMode::kNone ? row_bytes(stage, kGatheredRow) : 0;
+      c.s.parallel.fsdp != FsdpMode::kNone
+          ? row_bytes(stage, kGatheredRow) + row_bytes(stage, kUnitGradientsRow)
+          : 0;
   t.optimizer_step = all_tensors - activations - row_bytes(stage, kUnshardedStageRow) - gathered +
                      temporaries + grad_copy;
   t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
@@ -100,7 +103,8 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
     const bool fsdp = c.s.parallel.fsdp != FsdpMode::kNone;
     std::erase_if(stage.rows, [fsdp](const Row& r) {
       return is_activation_row(r) || r.component == kUnshardedStageRow ||
-             (fsdp && r.component == kGatheredRow);
+             (fsdp && (r.component == kGatheredRow || r.component == kUnitGradientsRow ||
+                       r.component == kUnitGradientsReservedRow));
     });
     Term temp{temporaries, c.explain
                                ? fmt::format("Adam's sqrt(v) copy: optimizer states {} / 2",

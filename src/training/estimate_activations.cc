@@ -26,6 +26,9 @@ constexpr const char* kSourceMathAttention =
     "PyTorch aten/src/ATen/native/transformers/attention.cpp (_scaled_dot_product_attention_math) "
     "and cuda/sdp_utils.cpp (the memory-efficient kernel takes no grouped-query heads); "
     "transformers integrations/sdpa_attention.py (use_gqa_in_sdpa)";
+constexpr const char* kSourceUnitGradients =
+    "PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py (post_backward: "
+    "reduce-scatter of the unit's unsharded gradients, then freed)";
 constexpr const char* kSourceStageOutputs =
     "torch.distributed.pipelining / nanotron / DeepSpeed pipeline engines keep each sent "
     "activation until its backward (docs/frameworks.md)";
@@ -238,8 +241,22 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
                                                      "before it",
                                                      scratch.formula, short_bytes(hidden))
                                        : scratch.formula};
-    out.add("attention backward scratch (SDPA math kernel)", std::move(t), CountsToward::kAllocated,
-            kSourceMathAttention);
+    out.add(kMathScratchRow, std::move(t), CountsToward::kAllocated, kSourceMathAttention);
+    freed_loss -= hidden;
+  }
+  // FSDP creates a unit's unsharded gradients in that unit's backward, after the loss's backward
+  // has freed the logits (FSDP2 post_backward reduce-scatters them and frees the buffers); a peak
+  // in the loss's backward holds none. What the freed logits' memory takes of them is reserved,
+  // as for the recompute working set.
+  if (c.s.parallel.fsdp != FsdpMode::kNone && freed_loss > 0) {
+    const Wide hidden = out.shrink(
+        kUnitGradientsRow, freed_loss,
+        fmt::format("less the logits and loss ({}) freed before them", short_bytes(freed_loss)));
+    Term pool{hidden, c.explain ? "the unit gradients' part that the freed logits' reserved "
+                                  "segments do not take"
+                                : ""};
+    out.add(kUnitGradientsReservedRow, std::move(pool), CountsToward::kReserved,
+            kSourceUnitGradients);
   }
   add_stage_outputs(c, rank, out);
   if (rank.has_embedding) {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "base/term.h"
 #include "training/model_states.h"
@@ -17,6 +19,13 @@ namespace vramplan::estimate_parts {
 
 inline constexpr const char* kUnshardedStageRow = "unsharded params + grads";
 inline constexpr const char* kGatheredRow = "unsharded parameter buffers";
+// One FSDP unit's unsharded gradients (compute dtype, and the reduce-dtype copy of a mixed
+// policy) waiting for their reduce-scatter; their part hidden under the freed logits, reserved.
+inline constexpr const char* kUnitGradientsRow = "unit gradients (before reduce-scatter)";
+inline constexpr const char* kUnitGradientsReservedRow =
+    "unit gradients (reserved beside the logits)";
+// SDPA's math kernel in one layer's backward (activations.h math_attention_backward_scratch).
+inline constexpr const char* kMathScratchRow = "attention backward scratch (SDPA math kernel)";
 // The recompute working set's part hidden under the freed logits: reserved, not allocated.
 inline constexpr const char* kRecomputeReservedRow =
     "recompute working set (reserved beside the logits)";
@@ -34,6 +43,20 @@ class StageBuilder {
                               toward, std::move(term.formula), explain_ ? source : ""});
   }
   bool overflow() const { return overflow_; }
+  // Takes up to `bytes` off the row `component` added before (removing it when nothing is left)
+  // and says why in its formula; returns the bytes taken.
+  Wide shrink(std::string_view component, Wide bytes, const std::string& why) {
+    for (auto it = stage_.rows.begin(); it != stage_.rows.end(); ++it) {
+      if (it->component != component) continue;
+      const Wide taken = std::min<Wide>(it->bytes, std::max<Wide>(bytes, 0));
+      it->bytes -= static_cast<int64_t>(taken);
+      total_ -= taken;
+      if (explain_ && taken > 0) it->formula += ", " + why;
+      if (it->bytes == 0) stage_.rows.erase(it);
+      return taken;
+    }
+    return 0;
+  }
 
  private:
   StageEstimate& stage_;

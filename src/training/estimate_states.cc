@@ -299,7 +299,8 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
   const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : bits_of(tr.param_dtype);
   const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                 : bytes_of(1, tr.grad_dtype);
-  Term gather{ceil_div(gathered * gather_bits, 8) + grad_bytes * grad_unit, ""};
+  Term gather{ceil_div(gathered * gather_bits, 8), ""};
+  Term unit_grads{grad_bytes * grad_unit, ""};
   if (c.explain) {
     const Wide live = conv.zero3_live_params;
     std::string params;
@@ -314,16 +315,17 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
     if (live > 0)
       params = fmt::format("min(rank {}, max({}, live {}))", group_digits(rank_params), params,
                            group_digits(live));
-    gather.formula =
-        fmt::format("{}·{} B{} + {}·{} B gradients{} of one unit ({})", params,
-                    static_cast<double>(gather_bits) / 8, mixed ? " (compute dtype)" : "",
-                    group_digits(grad_unit), static_cast<int64_t>(grad_bytes),
-                    mixed ? " (compute + reduce dtype)" : "",
-                    conv.fsdp_root_unit && par.fsdp != FsdpMode::kNone ? "the largest layer"
-                                                                       : "the largest unit");
+    gather.formula = fmt::format("{}·{} B{}", params, static_cast<double>(gather_bits) / 8,
+                                 mixed ? " (compute dtype)" : "");
+    unit_grads.formula = fmt::format(
+        "{}·{} B gradients{} of one unit ({}) until its reduce-scatter", group_digits(grad_unit),
+        static_cast<int64_t>(grad_bytes), mixed ? " (compute + reduce dtype)" : "",
+        conv.fsdp_root_unit && par.fsdp != FsdpMode::kNone ? "the largest layer"
+                                                           : "the largest unit");
   }
   const char* source = conv.fsdp_root_unit ? kSourceGatherRoot : kSourceGather;
   out.add(kGatheredRow, std::move(gather), CountsToward::kAllocated, source);
+  out.add(kUnitGradientsRow, std::move(unit_grads), CountsToward::kAllocated, source);
 }
 
 void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {

@@ -3,6 +3,7 @@
 // unit gradients and the gathered buffers are absent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "vramplan/io/scenario_io.h"
@@ -40,6 +41,12 @@ int64_t row(const Estimate& e, const std::string& component) {
   return -1;  // absent
 }
 
+// One unit's unsharded gradients: allocated, or reserved where the freed logits hide them.
+int64_t unit_gradients(const Estimate& e) {
+  return std::max<int64_t>(row(e, "unit gradients (before reduce-scatter)"), 0) +
+         std::max<int64_t>(row(e, "unit gradients (reserved beside the logits)"), 0);
+}
+
 int64_t phase(const Estimate& e, const std::string& name) {
   for (const Phase& p : e.stages.front().phases)
     if (p.name == name) return p.allocated_bytes;
@@ -50,8 +57,29 @@ TEST(FsdpUnits, TorchtitansOwnUnitsGatherTheLargestTwice) {
   // torchtitan wraps the embedding and [norm, output] as units: the largest is the head with
   // the final norm, in use plus one prefetched, in bf16 (its mixed-precision policy).
   const Estimate e = run(llama());
-  // ... and that unit's bf16 gradients with their fp32 copy for the reduce-scatter.
-  EXPECT_EQ(row(e, "unsharded parameter buffers"), 2 * kHead * 2 + kHead * (2 + 4));
+  EXPECT_EQ(row(e, "unsharded parameter buffers"), 2 * kHead * 2);
+  // ... and that unit's bf16 gradients with their fp32 copy for the reduce-scatter; they come
+  // after the loss's backward freed the logits (5.9 GiB here), which hide them: reserved only.
+  EXPECT_EQ(unit_gradients(e), kHead * (2 + 4));
+  EXPECT_EQ(row(e, "unit gradients (before reduce-scatter)"), -1);
+}
+
+TEST(FsdpUnits, UnitGradientsBeyondTheFreedLogitsStayAllocated) {
+  // 64 tokens: the logits and loss (64 × 128,256 × (2 + 4 + 8) B... far below the head unit's
+  // gradients) hide only their own size; the rest of the gradients is allocated.
+  nlohmann::json settings = llama();
+  settings["seq_len"] = 64;
+  const Estimate e = run(settings);
+  const int64_t allocated = row(e, "unit gradients (before reduce-scatter)");
+  const int64_t reserved = row(e, "unit gradients (reserved beside the logits)");
+  EXPECT_GT(allocated, 0);
+  EXPECT_GT(reserved, 0);
+  EXPECT_EQ(allocated + reserved, kHead * (2 + 4));
+  // Without a head on the rank (the first of two pipeline stages) nothing is freed before them.
+  settings["gpus"] = 8;
+  settings["pp"] = 2;
+  const Estimate pp = run(settings);
+  EXPECT_EQ(row(pp, "unit gradients (reserved beside the logits)"), -1);
 }
 
 TEST(FsdpUnits, TheRootUnitStaysGatheredBesideTheLayersInFlight) {
@@ -61,17 +89,18 @@ TEST(FsdpUnits, TheRootUnitStaysGatheredBesideTheLayersInFlight) {
   nlohmann::json settings = llama();
   settings["fsdp_root_unit"] = true;
   const Estimate e = run(settings);
+  EXPECT_EQ(row(e, "unsharded parameter buffers"), (kEmbedding + kHead + 2 * kLayer) * 2);
   // The unit whose gradients wait for their reduce-scatter is a layer: the root's are reduced
   // at the end of the backward.
-  EXPECT_EQ(row(e, "unsharded parameter buffers"),
-            (kEmbedding + kHead + 2 * kLayer) * 2 + kLayer * (2 + 4));
+  EXPECT_EQ(unit_gradients(e), kLayer * (2 + 4));
   // hf-trainer (accelerate's FSDP) wraps that way.
   settings.erase("fsdp_root_unit");
   settings["framework"] = "hf-trainer";
   settings["fsdp"] = "full_shard";
   settings["fsdp_mixed_precision"] = true;
-  EXPECT_EQ(row(run(settings), "unsharded parameter buffers"),
-            (kEmbedding + kHead + 2 * kLayer) * 2 + kLayer * (2 + 4));
+  const Estimate hf = run(settings);
+  EXPECT_EQ(row(hf, "unsharded parameter buffers"), (kEmbedding + kHead + 2 * kLayer) * 2);
+  EXPECT_EQ(unit_gradients(hf), kLayer * (2 + 4));
 }
 
 TEST(FsdpUnits, ReshardAfterForwardOffGathersEveryUnitOverTheStoredShard) {
@@ -79,7 +108,8 @@ TEST(FsdpUnits, ReshardAfterForwardOffGathersEveryUnitOverTheStoredShard) {
   settings["fsdp"] = "shard_grad_op";
   const Estimate e = run(settings);
   EXPECT_EQ(row(e, "weights"), kTotal / 4 * 4);  // the fp32 shard stays the stored copy
-  EXPECT_EQ(row(e, "unsharded parameter buffers"), kTotal * 2 + kHead * (2 + 4));
+  EXPECT_EQ(row(e, "unsharded parameter buffers"), kTotal * 2);
+  EXPECT_EQ(unit_gradients(e), kHead * (2 + 4));
 }
 
 TEST(FsdpUnits, GatheredBuffersAreGoneAtTheOptimizerStep) {

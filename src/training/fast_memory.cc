@@ -287,7 +287,10 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
     const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                   : bytes_of(1, tr.grad_dtype);
     const Wide bytes = ceil_div(gathered * gather_bits, 8) + grad_bytes * grad_unit;
-    if (par.fsdp != FsdpMode::kNone) out.unsharded = bytes;
+    if (par.fsdp != FsdpMode::kNone) {
+      out.unsharded = bytes;
+      out.unit_gradients = grad_bytes * grad_unit;
+    }
     total += bytes;
   }
   out.states = total;
@@ -313,13 +316,17 @@ bool FastMemoryModel::holds_moe_layer(const RankGroup& group) const {
 
 Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,
                                 const Parallelism& par, bool* forward_backward_peak,
-                                Wide persistent) const {
+                                Wide persistent, Wide freed_loss, Wide* hidden) const {
   const bool chunk_by_chunk = backward_chunk_by_chunk(par, microbatches);
   const Wide unsharded = r.unsharded - (chunk_by_chunk ? r.chunk_by_chunk_saving : 0);
   const Wide states = r.states - r.unsharded + unsharded;
   const bool grads_absent =
       base_.conventions.lazy_gradients && (microbatches == 1 || r.unsharded_stage);
-  const Wide forward_backward = states + other + r.workspaces - (grads_absent ? r.gradients : 0);
+  // estimate_activations.cc: FSDP's unit gradients come after the logits are freed
+  const Wide unit_hidden = std::min(r.unit_gradients, freed_loss);
+  if (hidden) *hidden = unit_hidden;
+  const Wide forward_backward =
+      states + other - unit_hidden + r.workspaces - (grads_absent ? r.gradients : 0);
   const Wide optimizer_step = states - unsharded + r.workspaces + persistent;
   if (forward_backward_peak) *forward_backward_peak = optimizer_step <= forward_backward;
   return std::max(forward_backward, optimizer_step);
@@ -446,8 +453,8 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
 
 Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTerms& terms,
                                       const Parallelism& par, Recompute recompute,
-                                      int64_t microbatches, Wide* reserved_only,
-                                      Wide* persistent) const {
+                                      int64_t microbatches, Wide* reserved_only, Wide* persistent,
+                                      Wide* freed_loss) const {
   const ModelConfig& m = base_.model;
   const int64_t in_flight = in_flight_chunks(par, group.first_rank, microbatches);
   const bool full = recompute == Recompute::kFull;
@@ -458,14 +465,15 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
       dense * terms.dense_layer + moe * terms.moe_layer + recomputed * terms.layer_input;
   Wide total = per_microbatch * in_flight / par.vpp;
   const Wide logits_alive = (par.schedule == Schedule::kGPipe && par.pp > 1) ? microbatches : 1;
+  const Wide heads = logits_alive * (1 + m.mtp_layers);
+  Wide loss = group.has_head ? terms.logits * heads - (heads - 1) * terms.loss_transient : 0;
   if (recomputed > 0) {  // estimate_activations.cc: less the logits and loss freed before it
     const Wide working = std::max(terms.dense_layer, m.is_moe() ? terms.moe_layer : 0);
-    const Wide heads = logits_alive * (1 + m.mtp_layers);
-    const Wide loss =
-        group.has_head ? terms.logits * heads - (heads - 1) * terms.loss_transient : 0;
     total += working - std::min(working, loss);
     if (reserved_only) *reserved_only = std::min(working, loss);
+    loss -= std::min(working, loss);
   }
+  if (freed_loss) *freed_loss = loss;
   if (base_.conventions.pipeline_keeps_stage_outputs && par.pp > 1) {
     // estimate.cc add_stage_outputs: every in-flight chunk's output except the LM head's input.
     const Wide sent = group.has_head ? Wide{in_flight} * (par.vpp - 1) / par.vpp : Wide{in_flight};
@@ -539,12 +547,15 @@ FastPeak FastMemoryModel::evaluate(const Scenario& s) const {
   states_bytes(shape_of_layout, par, states.data());
   FastPeak peak;
   for (int i = 0; i < shape_of_layout.groups; ++i) {
-    Wide reserved_only = 0, persistent = 0;
+    Wide reserved_only = 0, persistent = 0, freed_loss = 0;
     const Wide other = other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute,
-                                       m, &reserved_only, &persistent);
+                                       m, &reserved_only, &persistent, &freed_loss);
+    Wide hidden = 0;
     bool forward_backward_peak = true;
-    const Wide allocated = rank_peak(states[i], other, m, par, &forward_backward_peak, persistent);
-    const FastPeak rank = finish(allocated, par, forward_backward_peak ? reserved_only : 0);
+    const Wide allocated = rank_peak(states[i], other, m, par, &forward_backward_peak, persistent,
+                                     freed_loss, &hidden);
+    const FastPeak rank =
+        finish(allocated, par, forward_backward_peak ? reserved_only + hidden : 0);
     if (rank.overflow) return rank;
     if (rank.device_bytes > peak.device_bytes) peak = rank;
   }

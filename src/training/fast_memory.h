@@ -86,6 +86,9 @@ struct RankStates {
   bool unsharded_stage = false;
   Wide unsharded = 0;
   Wide chunk_by_chunk_saving = 0;
+  // Of `unsharded`, one FSDP unit's gradients, which the freed logits' memory hides
+  // (estimate_activations.cc).
+  Wide unit_gradients = 0;
   // GEMM workspaces (estimate.cc add_beyond_tensors): alive in every phase; the grouped-GEMM
   // ones only on ranks holding an MoE layer.
   Wide workspaces = 0;
@@ -121,16 +124,20 @@ class FastMemoryModel {
   // head). `reserved_only`, when given, receives the recompute working set's part hidden under
   // the freed logits, which counts toward reserved memory only (estimate_activations.cc).
   // `persistent`, when given, receives the part of it that outlives the step (the last stage's
-  // kept outputs), which the optimizer step holds too.
+  // kept outputs), which the optimizer step holds too. `freed_loss`, when given, receives the
+  // logits' and loss's bytes the recompute working set left for FSDP's unit gradients.
   Wide other_allocated(const RankGroup& group, const ActivationTerms& terms,
                        const Parallelism& parallel, Recompute recompute, int64_t microbatches,
-                       Wide* reserved_only = nullptr, Wide* persistent = nullptr) const;
+                       Wide* reserved_only = nullptr, Wide* persistent = nullptr,
+                       Wide* freed_loss = nullptr) const;
   // One rank's allocated peak from its parts, as estimate.cc picks the larger phase: with lazy
   // gradients and one microbatch per step (or a stage kept unsharded) the backward holds no
   // sharded gradients; the optimizer step holds no activations nor unsharded stage.
+  // `freed_loss` (from other_allocated) hides FSDP's unit gradients in the forward/backward
+  // phase; `hidden`, when given, receives that part, which counts toward reserved memory only.
   Wide rank_peak(const RankStates& states, Wide other, int64_t microbatches,
                  const Parallelism& parallel, bool* forward_backward_peak = nullptr,
-                 Wide persistent = 0) const;
+                 Wide persistent = 0, Wide freed_loss = 0, Wide* hidden = nullptr) const;
   // A lower bound of rank_peak over every activation size and microbatch count.
   Wide states_floor(const RankStates& states) const;
   // Allocated -> reserved -> device, as estimate.cc adds the allocator pool, CUDA context and

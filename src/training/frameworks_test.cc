@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "model/test_models.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/training/estimate.h"
@@ -263,8 +265,13 @@ TEST(Frameworks, DeepSpeedZero3KeepsItsLiveParametersGathered) {
   EXPECT_EQ(ds.conventions.zero3_live_params, 1'000'000'000);
   const int64_t unit = 1'050'681'344;
   const int64_t grads = 2 * unit;  // one unit's bf16 gradients before their reduce-scatter
+  // The gathered parameters and the unit's gradients (allocated, or reserved where the freed
+  // logits hide them).
   auto buffers = [](const Scenario& s) {
-    return row_bytes(*estimate(s, {.explain = false}), "unsharded parameter buffers");
+    const Estimate e = *estimate(s, {.explain = false});
+    return row_bytes(e, "unsharded parameter buffers") +
+           std::max<int64_t>(row_bytes(e, "unit gradients (before reduce-scatter)"), 0) +
+           std::max<int64_t>(row_bytes(e, "unit gradients (reserved beside the logits)"), 0);
   };
   EXPECT_EQ(buffers(generic), 2 * (2 * unit) + grads);
   EXPECT_EQ(buffers(ds), 2 * (2 * unit) + grads);    // max(2 units, 1e9) = 2 units
@@ -383,9 +390,15 @@ TEST(Phases, LazyGradientsAreAbsentWhileOneMicrobatchPeaks) {
 
 TEST(Frameworks, MixedPrecisionFsdpGathersTheComputeDtype) {
   Scenario s = resolved({{"model", "Llama-3.1-8B"}, {"framework", "torchtitan"}, {"gpus", 8}});
-  const int64_t mixed = row_bytes(*estimate(s, {.explain = false}), "unsharded parameter buffers");
+  auto buffers = [](const Scenario& sc) {  // gathered parameters and one unit's gradients
+    const Estimate e = *estimate(sc, {.explain = false});
+    return row_bytes(e, "unsharded parameter buffers") +
+           std::max<int64_t>(row_bytes(e, "unit gradients (before reduce-scatter)"), 0) +
+           std::max<int64_t>(row_bytes(e, "unit gradients (reserved beside the logits)"), 0);
+  };
+  const int64_t mixed = buffers(s);
   s.conventions.fsdp_mixed_precision = false;
-  const int64_t stored = row_bytes(*estimate(s, {.explain = false}), "unsharded parameter buffers");
+  const int64_t stored = buffers(s);
   // Stored dtype: (1 + 1 prefetch)·4 B params + 4 B grads = 12 B per unit parameter; mixed
   // precision: 2·2 B bf16 params + (2 + 4) B grads = 10 B.
   ASSERT_GT(stored, 0);

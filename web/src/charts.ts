@@ -79,6 +79,7 @@ const COMPONENT_COLORS: Record<string, string> = {
   'master weights': '#2ca02c',
   'optimizer states': '#d62728',
   'unsharded parameter buffers': '#9467bd',
+  'unit gradients (before reduce-scatter)': '#c5b0d5',
   activations: '#8c564b',
   'recompute working set': '#e377c2',
   'final norm + LM head inputs': '#bcbd22',
