@@ -33,18 +33,19 @@ constexpr const char* kSourceOptimizerStep =
 // Rows that live from the forward to the backward, gone at the optimizer step. The autocast
 // weight copies are among them: torch.autocast clears its cast cache when the forward's autocast
 // region exits, and the casts then live only as the linears' saved tensors.
+constexpr std::string_view kActivationRows[] = {"activations",
+                                                "recompute working set",
+                                                "embedding activations",
+                                                "final norm + LM head inputs",
+                                                "logits + loss",
+                                                "MTP activations",
+                                                "adapter activations",
+                                                "pipeline stage outputs",
+                                                "autocast weight copies",
+                                                kRecomputeReservedRow,
+                                                kMathScratchRow};
+
 bool is_activation_row(const Row& r) {
-  static constexpr std::string_view kActivationRows[] = {"activations",
-                                                         "recompute working set",
-                                                         "embedding activations",
-                                                         "final norm + LM head inputs",
-                                                         "logits + loss",
-                                                         "MTP activations",
-                                                         "adapter activations",
-                                                         "pipeline stage outputs",
-                                                         "autocast weight copies",
-                                                         kRecomputeReservedRow,
-                                                         kMathScratchRow};
   for (std::string_view name : kActivationRows)
     if (r.component == name) return true;
   return false;
@@ -54,6 +55,13 @@ int64_t row_bytes(const StageEstimate& stage, std::string_view component) {
   for (const Row& r : stage.rows)
     if (r.component == component) return r.bytes;
   return 0;
+}
+
+// Whether GPipe's first backward frees a microbatch as the lazily created gradients appear
+// (settle_peak_phase; FastMemoryModel::rank_peak mirrors it).
+bool gpipe_frees_before_gradients(const Scenario& s, int64_t microbatches) {
+  return s.conventions.lazy_gradients && s.parallel.schedule == Schedule::kGPipe &&
+         s.parallel.pp > 1 && microbatches > 1;
 }
 
 // Picks the phase with the most allocated tensors and leaves in stage.rows what is alive then.
@@ -80,7 +88,17 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
       keeps_stage_unsharded(c.s.conventions, c.s.parallel, c.sharding.params);
   const bool grads_absent =
       c.s.conventions.lazy_gradients && (microbatches == 1 || unsharded_stage);
-  if (grads_absent) t.forward_backward -= row_bytes(stage, "gradients");
+  int64_t gpipe_one_microbatch = 0;
+  if (grads_absent) {
+    t.forward_backward -= row_bytes(stage, "gradients");
+  } else if (gpipe_frees_before_gradients(c.s, microbatches)) {
+    // GPipe runs every forward before the first backward: the lazily created gradients appear
+    // in that backward, which frees one microbatch's activations (torch.distributed.pipelining
+    // ScheduleGPipe); the peak is the larger of all microbatches without gradients and one
+    // microbatch fewer with them.
+    gpipe_one_microbatch = activations / std::max<int64_t>(stage.in_flight_microbatches, 1);
+    t.forward_backward -= std::min(row_bytes(stage, "gradients"), gpipe_one_microbatch);
+  }
   const bool adam = c.s.training.optimizer == Optimizer::kAdamW;
   const int64_t temporaries = c.s.conventions.optimizer_foreach_temporaries && adam
                                   ? row_bytes(stage, "optimizer states") / 2
@@ -98,6 +116,15 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
   stage.peak_phase = "forward/backward";
   if (t.optimizer_step <= t.forward_backward && grads_absent) {
     std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
+  } else if (t.optimizer_step <= t.forward_backward && gpipe_one_microbatch > 0) {
+    if (row_bytes(stage, "gradients") <= gpipe_one_microbatch) {
+      std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
+    } else {  // the first microbatch's activations are gone, its rows first to last
+      int64_t left = gpipe_one_microbatch;
+      for (std::string_view name : kActivationRows)
+        if (name != kRecomputeReservedRow)  // reserved, not among the allocated bytes
+          left -= out.shrink(name, left, "less one microbatch freed by GPipe's first backward");
+    }
   }
   if (t.optimizer_step > t.forward_backward) {
     const bool fsdp = c.s.parallel.fsdp != FsdpMode::kNone;

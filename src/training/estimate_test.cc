@@ -344,5 +344,31 @@ TEST(Estimate, EveryPresetEstimates) {
   }
 }
 
+// torch.distributed.pipelining's GPipe runs every forward before the first backward: with lazily
+// created gradients the first stage peaks either with all microbatches and no gradients yet, or
+// once the first backward has made the gradients and freed its microbatch's activations.
+TEST(Estimate, GPipeWithLazyGradientsFreesOneMicrobatchBeforeTheGradientsExist) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.training.seq_len = 4096;
+  s.training.micro_batch = 1;
+  s.training.global_batch = 4;
+  s.parallel.pp = 2;
+  s.parallel.schedule = Schedule::kGPipe;
+  s.conventions.lazy_gradients = false;
+  const StageEstimate eager = run(s).stages.front();
+  s.conventions.lazy_gradients = true;
+  const StageEstimate lazy = run(s).stages.front();
+  const int64_t activations = row(eager, "activations") + row(eager, "pipeline stage outputs") +
+                              row(eager, "embedding activations");
+  const int64_t one = activations / 4;
+  ASSERT_EQ(eager.in_flight_microbatches, 4);
+  EXPECT_EQ(lazy.allocated_bytes, eager.allocated_bytes - std::min(row(eager, "gradients"), one));
+  // 1F1B keeps a microbatch in flight after the first backward: no change there.
+  s.parallel.schedule = Schedule::k1F1B;
+  const StageEstimate one_f_one_b = run(s).stages.front();
+  s.conventions.lazy_gradients = false;
+  EXPECT_EQ(one_f_one_b.allocated_bytes, run(s).stages.front().allocated_bytes);
+}
+
 }  // namespace
 }  // namespace vramplan

@@ -325,8 +325,11 @@ Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microba
   // estimate_activations.cc: FSDP's unit gradients come after the logits are freed
   const Wide unit_hidden = std::min(r.unit_gradients, freed_loss);
   if (hidden) *hidden = unit_hidden;
-  const Wide forward_backward =
-      states + other - unit_hidden + r.workspaces - (grads_absent ? r.gradients : 0);
+  Wide absent = grads_absent ? r.gradients : 0;
+  if (!grads_absent && base_.conventions.lazy_gradients && par.schedule == Schedule::kGPipe &&
+      par.pp > 1 && microbatches > 1)  // estimate.cc settle_peak_phase: one microbatch freed
+    absent = std::min(r.gradients, (other - persistent) / (Wide{microbatches} * par.vpp));
+  const Wide forward_backward = states + other - unit_hidden + r.workspaces - absent;
   const Wide optimizer_step = states - unsharded + r.workspaces + persistent;
   if (forward_backward_peak) *forward_backward_peak = optimizer_step <= forward_backward;
   return std::max(forward_backward, optimizer_step);

@@ -94,31 +94,59 @@ expect_status 200
 request GET /api/health
 expect_json 'd["searches"]["cancelled"] == 2 and d["searches"]["waiting"] == 0'
 
+# read_response(sock): the whole HTTP answer (headers, then Content-Length bytes of body), which
+# TCP may deliver in several pieces; "timeout" when nothing came.
+cat >"$TEST_TMP/read_response.py" <<'PY'
+import socket
+
+
+def read_response(s):
+    """The whole answer: headers, then Content-Length bytes of body (TCP may split them)."""
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        while len(body) < length:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            body += chunk
+        return (head + b"\r\n\r\n" + body).decode("latin-1") if data else "timeout"
+    except socket.timeout:
+        return data.decode("latin-1") or "timeout"
+PY
+
 case_name "a declared Content-Length over the limit is answered 413 before the body"
 # Headers only, then the client waits: the answer must come at once, not after the 10 s read
 # timeout (curl gives up after 3 s).
-python3 - "$PORT" >"$TEST_TMP/413.out" <<'PY'
+python3 - "$PORT" "$TEST_TMP" >"$TEST_TMP/413.out" <<'PY'
 import socket, sys
+sys.path.insert(0, sys.argv[2])
+from read_response import read_response
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3)
 s.sendall(b"POST /api/estimate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
           b"Content-Length: 50000000\r\n\r\n{")
-try:
-    print(s.recv(4096).decode("latin-1"))
-except socket.timeout:
-    print("timeout")
+print(read_response(s))
 PY
 check "413 without waiting for the body" grep -q '^HTTP/1.1 413' "$TEST_TMP/413.out"
 check "the 413 names the body" grep -q '"field":"body"' "$TEST_TMP/413.out"
 # The same with Expect: 100-continue (curl's way for large bodies): 413 instead of 100 Continue.
-python3 - "$PORT" >"$TEST_TMP/413e.out" <<'PY'
+python3 - "$PORT" "$TEST_TMP" >"$TEST_TMP/413e.out" <<'PY'
 import socket, sys
+sys.path.insert(0, sys.argv[2])
+from read_response import read_response
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3)
 s.sendall(b"POST /api/plan HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
           b"Expect: 100-continue\r\nContent-Length: 50000000\r\n\r\n")
-try:
-    print(s.recv(4096).decode("latin-1"))
-except socket.timeout:
-    print("timeout")
+print(read_response(s))
 PY
 check "413 instead of 100 Continue" grep -q '^HTTP/1.1 413' "$TEST_TMP/413e.out"
 kill "$SERVER_PID"
