@@ -51,8 +51,20 @@ struct Projection {
   bool expert = false;  // one per routed expert
 };
 
+// Checkpoints that store Q|K|V as one matrix (Phi-3's qkv_proj, GPT-2's c_attn) and Phi-3's
+// gate|up as one (gate_up_proj): PEFT attaches one adapter to each fused module, so one lora_A
+// over the input, one lora_B over the fused output, and one cast of the input
+// (transformers modeling_phi3.py / modeling_gpt2.py; peft tuners/lora/layer.py).
+bool fused_qkv(const ModelConfig& m) { return m.model_type == "phi3" || m.model_type == "gpt2"; }
+bool fused_gate_up(const ModelConfig& m) { return m.model_type == "phi3"; }
+
 void add_mlp(const ModelConfig& m, Wide ffn, bool expert, std::vector<Projection>& out) {
   const Wide h = m.hidden;
+  if (m.mlp == MlpKind::kGated && fused_gate_up(m)) {
+    out.push_back({kLoraGate | kLoraUp, h, 2 * ffn, Split::kColumn, expert});
+    out.push_back({kLoraDown, ffn, h, Split::kRow, expert});
+    return;
+  }
   if (m.mlp == MlpKind::kGated) out.push_back({kLoraGate, h, ffn, Split::kColumn, expert});
   out.push_back({kLoraUp, h, ffn, Split::kColumn, expert});
   out.push_back({kLoraDown, ffn, h, Split::kRow, expert});
@@ -75,6 +87,10 @@ std::vector<Projection> projections(const ModelConfig& m, bool moe_layer) {
     p.push_back({kLoraK | kLoraV, mla.kv_lora_rank, a * (mla.qk_nope_head_dim + mla.v_head_dim),
                  Split::kColumn});                              // kv_b_proj
     p.push_back({kLoraO, a * mla.v_head_dim, h, Split::kRow});  // o_proj
+  } else if (fused_qkv(m)) {
+    const Wide d = m.head_dim, g = m.num_kv_heads;
+    p.push_back({kLoraQ | kLoraK | kLoraV, h, (a + 2 * g) * d, Split::kColumn});
+    p.push_back({kLoraO, a * d, h, Split::kRow});
   } else {
     const Wide d = m.head_dim, g = m.num_kv_heads;
     p.push_back({kLoraQ, h, a * d, Split::kColumn});

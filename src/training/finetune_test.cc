@@ -76,6 +76,22 @@ TEST(LoraParameters, GqaKeyValueProjectionsAreNarrow) {
   EXPECT_EQ(lora_parameters(m, f), 32 * 2 * 16 * (4096 + 1024));
 }
 
+// Phi-3 stores Q|K|V and gate|up as fused matrices (qkv_proj 3072 -> 9216, gate_up_proj 3072 ->
+// 16384): PEFT attaches one adapter to each. all-linear, r 16, per layer:
+//   qkv r·(3072 + 9216) + o r·(3072 + 3072) + gate_up r·(3072 + 16384) + down r·(8192 + 3072)
+TEST(LoraParameters, FusedProjectionsGetOneAdapter) {
+  const ModelConfig m = preset_model("Phi-3-mini-4k-instruct");
+  Finetune f;
+  f.method = FinetuneMethod::kLora;
+  f.lora_rank = 16;
+  f.lora_targets = kLoraQ | kLoraK | kLoraV | kLoraO | kLoraGate | kLoraUp | kLoraDown;
+  const int64_t per_layer = 16 * ((3072 + 9216) + (3072 + 3072) + (3072 + 16384) + (8192 + 3072));
+  EXPECT_EQ(lora_parameters(m, f), m.num_layers * per_layer);
+  // Naming only q still adapts the fused Q|K|V module, as PEFT's target qkv_proj does.
+  f.lora_targets = kLoraQ;
+  EXPECT_EQ(lora_parameters(m, f), m.num_layers * 16 * (3072 + 9216));
+}
+
 TEST(LoraTargets, NamesGroupsAndErrors) {
   EXPECT_EQ(*parse_lora_targets("q_proj, v_proj"), kLoraQ | kLoraV);
   EXPECT_EQ(*parse_lora_targets("attention"), kLoraQ | kLoraK | kLoraV | kLoraO);
