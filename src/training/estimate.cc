@@ -27,6 +27,9 @@ constexpr const char* kSourceGradCopy =
     "Megatron-LM megatron/core/optimizer/optimizer.py _copy_model_grads_to_main_grads "
     "(main_param.grad = main_grad.float(); distrib_optimizer.py: the rank's shard), freed by "
     "the next step's zero_grad";
+constexpr const char* kSourceMergedOutputs =
+    "PyTorch torch/distributed/pipelining/schedules.py (PipelineScheduleSingle.step returns "
+    "self._merge_outputs(self._stage.output_chunks), a torch.cat)";
 constexpr const char* kSourceOptimizerStep =
     "torch.optim foreach Adam/AdamW (_multi_tensor_adam: sqrt of the second moment)";
 
@@ -62,6 +65,17 @@ int64_t row_bytes(const StageEstimate& stage, std::string_view component) {
 bool gpipe_frees_before_gradients(const Scenario& s, int64_t microbatches) {
   return s.conventions.lazy_gradients && s.parallel.schedule == Schedule::kGPipe &&
          s.parallel.pp > 1 && microbatches > 1;
+}
+
+// Removes what is gone once the backward is over: activations, a stage kept unsharded, FSDP's
+// gathered units and unit gradients.
+void erase_outside_step(const Context& c, StageEstimate& stage) {
+  const bool fsdp = c.s.parallel.fsdp != FsdpMode::kNone;
+  std::erase_if(stage.rows, [fsdp](const Row& r) {
+    return is_activation_row(r) || r.component == kUnshardedStageRow ||
+           (fsdp && (r.component == kGatheredRow || r.component == kUnitGradientsRow ||
+                     r.component == kUnitGradientsReservedRow));
+  });
 }
 
 // Picks the phase with the most allocated tensors and leaves in stage.rows what is alive then.
@@ -114,6 +128,20 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
                      temporaries + grad_copy;
   t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
   stage.peak_phase = "forward/backward";
+  // torch.distributed.pipelining's last stage returns its outputs merged once the last backward
+  // has run (PipelineScheduleSingle.step: _merge_outputs, a torch.cat of output_chunks): a
+  // second copy of the kept logits beside them, with every gradient made and the activations
+  // gone. It can be the step's peak when many microbatches keep large logits.
+  const int64_t kept = row_bytes(stage, kKeptOutputsRow);
+  const int64_t merged = kept > 0 ? t.optimizer_step - temporaries - grad_copy + kept : 0;
+  if (merged > t.forward_backward && merged >= t.optimizer_step) {
+    t.forward_backward = merged;
+    erase_outside_step(c, stage);
+    Term copy{kept, c.explain ? fmt::format("torch.cat of the kept outputs ({})", short_bytes(kept))
+                              : ""};
+    out.add(kMergedOutputsRow, std::move(copy), CountsToward::kAllocated, kSourceMergedOutputs);
+    return t;
+  }
   if (t.optimizer_step <= t.forward_backward && grads_absent) {
     std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
   } else if (t.optimizer_step <= t.forward_backward && gpipe_one_microbatch > 0) {
@@ -127,12 +155,7 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
     }
   }
   if (t.optimizer_step > t.forward_backward) {
-    const bool fsdp = c.s.parallel.fsdp != FsdpMode::kNone;
-    std::erase_if(stage.rows, [fsdp](const Row& r) {
-      return is_activation_row(r) || r.component == kUnshardedStageRow ||
-             (fsdp && (r.component == kGatheredRow || r.component == kUnitGradientsRow ||
-                       r.component == kUnitGradientsReservedRow));
-    });
+    erase_outside_step(c, stage);
     Term temp{temporaries, c.explain
                                ? fmt::format("Adam's sqrt(v) copy: optimizer states {} / 2",
                                              short_bytes(row_bytes(stage, "optimizer states")))

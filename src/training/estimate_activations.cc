@@ -286,8 +286,7 @@ void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out)
       kept.formula = fmt::format("{} microbatches × logits n·⌈V/t⌉·B ({})",
                                  static_cast<int64_t>(c.microbatches),
                                  short_bytes(last_stage_output_bytes(c.s)));
-    out.add("pipeline outputs kept (logits)", std::move(kept), CountsToward::kAllocated,
-            kSourceLastOutputs);
+    out.add(kKeptOutputsRow, std::move(kept), CountsToward::kAllocated, kSourceLastOutputs);
   }
   if (mtp > 0) {
     Term layer = c.s.model.is_moe() ? c.moe_layer : c.dense_layer;

@@ -24,6 +24,10 @@ inline constexpr const char* kGatheredRow = "unsharded parameter buffers";
 inline constexpr const char* kUnitGradientsRow = "unit gradients (before reduce-scatter)";
 inline constexpr const char* kUnitGradientsReservedRow =
     "unit gradients (reserved beside the logits)";
+// torch.distributed.pipelining's last stage keeps each microbatch's output until the next step,
+// and merges them (torch.cat) when the step returns.
+inline constexpr const char* kKeptOutputsRow = "pipeline outputs kept (logits)";
+inline constexpr const char* kMergedOutputsRow = "pipeline outputs merged (step's return)";
 // SDPA's math kernel in one layer's backward (activations.h math_attention_backward_scratch).
 inline constexpr const char* kMathScratchRow = "attention backward scratch (SDPA math kernel)";
 // The recompute working set's part hidden under the freed logits: reserved, not allocated.

@@ -331,8 +331,11 @@ Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microba
     absent = std::min(r.gradients, (other - persistent) / (Wide{microbatches} * par.vpp));
   const Wide forward_backward = states + other - unit_hidden + r.workspaces - absent;
   const Wide optimizer_step = states - unsharded + r.workspaces + persistent;
-  if (forward_backward_peak) *forward_backward_peak = optimizer_step <= forward_backward;
-  return std::max(forward_backward, optimizer_step);
+  // estimate.cc settle_peak_phase: the kept outputs merged when the step returns
+  const Wide merged = persistent > 0 ? optimizer_step + persistent : 0;
+  if (forward_backward_peak)
+    *forward_backward_peak = optimizer_step <= forward_backward && merged <= forward_backward;
+  return std::max({forward_backward, optimizer_step, merged});
 }
 
 Wide FastMemoryModel::states_floor(const RankStates& r) const {

@@ -19,6 +19,12 @@ Scenario resolved(const nlohmann::json& settings) {
   return r->scenario;
 }
 
+int64_t row_bytes_of(const StageEstimate& stage, const std::string& component) {
+  for (const Row& r : stage.rows)
+    if (r.component == component) return r.bytes;
+  return -1;
+}
+
 int64_t row_bytes(const Estimate& e, const std::string& component) {
   for (const Row& r : e.stages.front().rows)
     if (r.component == component) return r.bytes;
@@ -512,6 +518,35 @@ TEST(Pipelining, TheLastStageKeepsEveryMicrobatchsLogitsAndOneLossBackward) {
   const Estimate plain = *estimate(resolved(settings), {.explain = false});
   for (const Row& r : plain.stages.back().rows)
     EXPECT_NE(r.component, "pipeline outputs kept (logits)");
+}
+
+// When the step returns, the last stage merges its kept outputs (torch.cat): with 8 microbatches
+// of Llama-3.1-8B logits (8 × 0.98 GiB) and full recompute that second copy, beside every
+// gradient and without the activations, is the peak: states + 2 × kept.
+TEST(Frameworks, TorchPipeliningMergesTheKeptOutputsWhenTheStepReturns) {
+  const nlohmann::json settings = {{"model", "Llama-3.1-8B"},
+                                   {"framework", "torchtitan"},
+                                   {"model_code", "transformers"},
+                                   {"num_layers", 4},
+                                   {"gpus", 2},
+                                   {"pp", 2},
+                                   {"fsdp", "none"},
+                                   {"schedule", "1f1b"},
+                                   {"recompute", "full"},
+                                   {"param_dtype", "bf16"},
+                                   {"grad_dtype", "bf16"},
+                                   {"optimizer_dtype", "bf16"},
+                                   {"master_weights", false},
+                                   {"seq_len", 4096},
+                                   {"global_batch", 8}};
+  const Estimate e = *estimate(resolved(settings), {.explain = false});
+  const StageEstimate& last = e.stages.back();
+  const int64_t kept = row_bytes_of(last, "pipeline outputs kept (logits)");
+  EXPECT_EQ(kept, 8 * int64_t{4096} * 128256 * 2);
+  EXPECT_EQ(row_bytes_of(last, "pipeline outputs merged (step's return)"), kept);
+  EXPECT_EQ(row_bytes_of(last, "activations"), -1);  // gone by the end of the backward
+  EXPECT_GT(row_bytes_of(last, "gradients"), 0);
+  EXPECT_EQ(last.peak_phase, "forward/backward");
 }
 
 }  // namespace
