@@ -17,6 +17,9 @@ import sys
 
 from pathlib import Path
 
+from .grid import all_scenarios
+from .settings import to_settings
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = REPO_ROOT / "data" / "measurements" / "gpu_measured.json"
 FAKE_REFERENCE = REPO_ROOT / "data" / "measurements" / "pytorch_reference.json"
@@ -65,11 +68,27 @@ def leftover_bytes(row):
 GPU_IDS = {"NVIDIA H200": "h200-141gb", "NVIDIA H100 80GB HBM3": "h100-80gb"}
 
 
-def shape_row(row, fake, gpu_id):
+def current_settings():
+    """{id: (settings, in_target)} of the grid with today's settings rules (settings.py), so
+    that a rule changed after a GPU run applies to its rows without running them again. The
+    attention kernel's part (transformers' eager models) is kept from the run's own row."""
+    out = {}
+    for family, sc in all_scenarios():
+        settings, _, in_target = to_settings(sc, family)
+        out[sc.id()] = (settings, in_target)
+    return out
+
+
+def shape_row(row, fake, gpu_id, rules=None):
     """The measured row in the dataset's shape: the allocator's figures at the top level."""
     gpu = row["gpu"]
     out = {k: row[k] for k in ("id", "family", "method", "settings", "world", "rank", "harness")}
-    out["settings"] = {**row["settings"], "gpu": gpu_id}
+    settings = dict(row["settings"])
+    if rules and row["id"] in rules:
+        flash = settings.get("flash_attention", True)
+        settings, _ = rules[row["id"]]
+        settings = {**settings, "flash_attention": flash}
+    out["settings"] = {**settings, "gpu": gpu_id}
     out["peak_allocated_bytes"] = gpu["peak_allocated_bytes"]
     out["phase_peaks"] = gpu["phase_peaks_allocated"]
     out["peak_reserved_bytes"] = gpu["peak_reserved_bytes"]
@@ -93,6 +112,7 @@ def build(paths, fake_path=FAKE_REFERENCE):
     with open(fake_path) as f:
         fake = {r["id"]: r for r in json.load(f)["rows"]}
     kept, not_run = [], []
+    rules = current_settings()
     for rid in sorted(rows):
         row = rows[rid]
         if "error" in row:
@@ -101,7 +121,7 @@ def build(paths, fake_path=FAKE_REFERENCE):
             left = leftover_bytes(row) / 2**30
             not_run.append({"id": rid, "reason": f"the worker still held {left:.1f} GiB of an earlier scenario"})
         else:
-            kept.append(shape_row(row, fake, GPU_IDS[env["gpu"]]))
+            kept.append(shape_row(row, fake, GPU_IDS[env["gpu"]], rules))
     return {
         "command": "reference/gpu_run.sh on a GPU machine, then reference/gpu_dataset.sh RUN.jsonl...",
         "environment": env,

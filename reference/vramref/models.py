@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import torch
-
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PRESET_DIR = REPO_ROOT / "data" / "models"
 
@@ -98,6 +96,8 @@ def build_model(config, dtype, device="cpu"):
     """The causal-LM class of `config`, with weights of `dtype` on `device` (fake under the caller's FakeTensorMode)."""
     from transformers import AutoModelForCausalLM
 
+    import torch  # here, so that reading presets needs no PyTorch (gpu_dataset.py)
+
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(config, dtype=dtype)
     model.train()
@@ -115,6 +115,8 @@ def decoder_layers(model):
 def parameter_count(preset):
     """Total and per-module parameter counts of the real class, built on the meta device."""
     config = build_config(preset)
+    import torch
+
     model = build_model(config, torch.bfloat16, device="meta")
     counts = {"preset": preset, "model_type": config.model_type, "total": 0}
     embed = model.get_input_embeddings().weight
@@ -164,6 +166,8 @@ def materialize_fake(model, device="cpu"):
     Modules are built (and PEFT adapters added) on the meta device first, because converting
     parameters that are already fake (`Module.to`) needs `swap_tensors`, which fake tensors
     refuse. Tied weights are tied again afterwards."""
+    import torch
+
     model._apply(lambda t: torch.empty_like(t, device=device))
     if getattr(model.config, "tie_word_embeddings", False) or _ties(model):
         model.get_output_embeddings().weight = model.get_input_embeddings().weight

@@ -103,8 +103,10 @@ def to_settings(sc: Scenario, family: str):
     s["model_code"] = "transformers"
     # --- optimizer
     s["optimizer"] = OPTIMIZER_KEYS[sc.optimizer]
-    if sc.optimizer == "adamw-foreach":
-        s["optimizer_foreach_temporaries"] = True  # torch's foreach AdamW: the sqrt(v) temporary
+    if sc.optimizer in ("adamw-foreach", "adafactor"):
+        # torch's foreach implementations (the grid runs Adafactor with foreach=True): AdamW's
+        # sqrt(v) temporary, Adafactor's row_var @ col_var estimates of every matrix at once
+        s["optimizer_foreach_temporaries"] = True
     # --- recompute
     if sc.recompute == "selective-op" and (family in MOE_FAMILIES or family in MLA_FAMILIES):
         # vramplan refuses selective-op for MoE and MLA layers: the row keeps what ran in its

@@ -31,7 +31,8 @@ constexpr const char* kSourceMergedOutputs =
     "PyTorch torch/distributed/pipelining/schedules.py (PipelineScheduleSingle.step returns "
     "self._merge_outputs(self._stage.output_chunks), a torch.cat)";
 constexpr const char* kSourceOptimizerStep =
-    "torch.optim foreach Adam/AdamW (_multi_tensor_adam: sqrt of the second moment)";
+    "torch.optim foreach Adam/AdamW (_multi_tensor_adam: sqrt of the second moment) and "
+    "Adafactor (_adafactor.py _multi_tensor_adafactor: row_var @ col_var per matrix)";
 
 // Rows that live from the forward to the backward, gone at the optimizer step. The autocast
 // weight copies are among them: torch.autocast clears its cast cache when the forward's autocast
@@ -114,9 +115,15 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
     t.forward_backward -= std::min(row_bytes(stage, "gradients"), gpipe_one_microbatch);
   }
   const bool adam = c.s.training.optimizer == Optimizer::kAdamW;
-  const int64_t temporaries = c.s.conventions.optimizer_foreach_temporaries && adam
-                                  ? row_bytes(stage, "optimizer states") / 2
-                                  : 0;
+  const bool adafactor = c.s.training.optimizer == Optimizer::kAdafactor;
+  const bool foreach = c.s.conventions.optimizer_foreach_temporaries;
+  // torch's foreach Adafactor (_multi_tensor_adafactor) builds the variance estimate
+  // row_var @ col_var of every matrix at once, gradient-sized in the gradients' dtype (the 1-D
+  // group's estimates come after and are far smaller).
+  const int64_t temporaries = !foreach    ? 0
+                              : adam      ? row_bytes(stage, "optimizer states") / 2
+                              : adafactor ? row_bytes(stage, "gradients")
+                                          : 0;
   const int64_t grad_copy = has_fp32_grad_copy(c.s) ? row_bytes(stage, "master weights") : 0;
   // FSDP reshards every unit after its backward (FSDP2 post_backward): its gathered buffers are
   // gone by the optimizer step. DeepSpeed's ZeRO-3 live parameters are not modelled as freed.
@@ -156,10 +163,13 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
   }
   if (t.optimizer_step > t.forward_backward) {
     erase_outside_step(c, stage);
-    Term temp{temporaries, c.explain
-                               ? fmt::format("Adam's sqrt(v) copy: optimizer states {} / 2",
-                                             short_bytes(row_bytes(stage, "optimizer states")))
-                               : ""};
+    Term temp{temporaries, !c.explain ? ""
+                           : adafactor
+                               ? fmt::format("Adafactor's variance estimates (row_var @ col_var) "
+                                             "of every matrix: gradients {}",
+                                             short_bytes(row_bytes(stage, "gradients")))
+                               : fmt::format("Adam's sqrt(v) copy: optimizer states {} / 2",
+                                             short_bytes(row_bytes(stage, "optimizer states")))};
     out.add("optimizer step temporaries", std::move(temp), CountsToward::kAllocated,
             kSourceOptimizerStep);
     Term copy{grad_copy, c.explain ? fmt::format("4 B × {} parameters the rank updates",

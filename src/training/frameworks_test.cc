@@ -549,5 +549,28 @@ TEST(Frameworks, TorchPipeliningMergesTheKeptOutputsWhenTheStepReturns) {
   EXPECT_EQ(last.peak_phase, "forward/backward");
 }
 
+// torch's foreach Adafactor builds row_var @ col_var for every matrix at once: a gradient-sized
+// temporary at the step, which is the peak of an MoE model whose parameters outweigh its
+// activations (the reference's Mixtral row: 3 × its bf16 parameters).
+TEST(Frameworks, ForeachAdafactorBuildsEveryMatrixsVarianceEstimateAtTheStep) {
+  nlohmann::json settings = {{"model", "Mixtral-8x7B-v0.1"},
+                             {"num_layers", 2},
+                             {"seq_len", 4096},
+                             {"param_dtype", "bf16"},
+                             {"grad_dtype", "bf16"},
+                             {"optimizer_dtype", "bf16"},
+                             {"master_weights", false},
+                             {"model_code", "transformers"},
+                             {"optimizer", "adafactor"},
+                             {"optimizer_foreach_temporaries", true}};
+  const Estimate e = *estimate(resolved(settings), {.explain = false});
+  const StageEstimate& st = e.stages.front();
+  ASSERT_EQ(st.peak_phase, "optimizer step");
+  EXPECT_EQ(row_bytes_of(st, "optimizer step temporaries"), row_bytes_of(st, "gradients"));
+  settings["optimizer_foreach_temporaries"] = false;  // the for-loop implementation
+  const Estimate loop = *estimate(resolved(settings), {.explain = false});
+  EXPECT_EQ(row_bytes_of(loop.stages.front(), "optimizer step temporaries"), -1);
+}
+
 }  // namespace
 }  // namespace vramplan
