@@ -69,13 +69,12 @@ GPU_IDS = {"NVIDIA H200": "h200-141gb", "NVIDIA H100 80GB HBM3": "h100-80gb"}
 
 
 def current_settings():
-    """{id: (settings, in_target)} of the grid with today's settings rules (settings.py), so
+    """{id: settings} of the grid with today's settings rules (settings.py), so
     that a rule changed after a GPU run applies to its rows without running them again. The
     attention kernel's part (transformers' eager models) is kept from the run's own row."""
     out = {}
     for family, sc in all_scenarios():
-        settings, _, in_target = to_settings(sc, family)
-        out[sc.id()] = (settings, in_target)
+        out[sc.id()] = to_settings(sc, family)[0]
     return out
 
 
@@ -86,8 +85,7 @@ def shape_row(row, fake, gpu_id, rules=None):
     settings = dict(row["settings"])
     if rules and row["id"] in rules:
         flash = settings.get("flash_attention", True)
-        settings, _ = rules[row["id"]]
-        settings = {**settings, "flash_attention": flash}
+        settings = {**rules[row["id"]], "flash_attention": flash}
     out["settings"] = {**settings, "gpu": gpu_id}
     out["peak_allocated_bytes"] = gpu["peak_allocated_bytes"]
     out["phase_peaks"] = gpu["phase_peaks_allocated"]

@@ -3,7 +3,7 @@ figures (torch.cuda.max_memory_allocated / max_memory_reserved) for the PyTorch 
 single-GPU scenarios run on a real GPU (data/measurements/gpu_measured.json)."""
 
 from .markdown import pct, signed_pct, table
-from .reference_section import METHOD_NAMES, METHOD_ORDER, group_table, spread
+from .reference_section import METHOD_NAMES, METHOD_ORDER, facet_sections, spread
 from .rows import compared
 
 DATASET = "gpu-measured"
@@ -52,18 +52,14 @@ def gpu_section(report):
         "",
         quantity_table(report),
         "",
-        "### Per family",
-        "",
-        group_table(rows, "family", "family"),
-        "",
-        "### Per method",
-        "",
-        group_table(rows, "method", "method", METHOD_NAMES, METHOD_ORDER),
-        "",
-        "### Per precision",
-        "",
-        group_table(rows, "precision", "precision"),
-        "",
+        *facet_sections(
+            rows,
+            [
+                ("family", "family", "family"),
+                ("method", "method", "method", METHOD_NAMES, METHOD_ORDER),
+                ("precision", "precision", "precision"),
+            ],
+        ),
         "Peak reserved is the allocator's pool, which depends on the order of allocations a "
         "two-layer model makes; vramplan's pool overhead is calibrated on full-size runs "
         "(Megatron-LM, torchtitan), and this row is reported, not targeted.",

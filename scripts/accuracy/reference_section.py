@@ -66,6 +66,15 @@ def group_table(rows, facet, heading, names=None, order=None):
     return table([heading, "rows", "median |error|", "p90 |error|", "bias"], body, "lrrrr")
 
 
+def facet_sections(rows, sections):
+    """A "### Per <title>" heading and its group_table for each (title, facet, heading[, names,
+    order]) of `sections`, each followed by a blank line."""
+    out = []
+    for title, facet, heading, *rest in sections:
+        out += [f"### Per {title}", "", group_table(rows, facet, heading, *rest), ""]
+    return out
+
+
 def category_table(report):
     body = []
     for quantity in CATEGORIES:
@@ -212,26 +221,16 @@ def reference_section(report, peers=None):
         "",
         f"![{REFERENCE_PLOT[3]}]({PLOT_DIR}/{REFERENCE_PLOT[0]}.svg)",
         "",
-        "### Per family",
-        "",
-        group_table(rows, "family", "family"),
-        "",
-        "### Per method",
-        "",
-        group_table(rows, "method", "method", METHOD_NAMES, METHOD_ORDER),
-        "",
-        "### Per layout",
-        "",
-        group_table(rows, "layout", "layout (as the harness ran it)"),
-        "",
-        "### Per precision",
-        "",
-        group_table(rows, "precision", "precision"),
-        "",
-        "### Per attention kernel",
-        "",
-        group_table(rows, "attention", "attention (transformers -> kernel)"),
-        "",
+        *facet_sections(
+            rows,
+            [
+                ("family", "family", "family"),
+                ("method", "method", "method", METHOD_NAMES, METHOD_ORDER),
+                ("layout", "layout", "layout (as the harness ran it)"),
+                ("precision", "precision", "precision"),
+                ("attention kernel", "attention", "attention (transformers -> kernel)"),
+            ],
+        ),
         "### Per category at the peak",
         "",
         category_table(report),

@@ -487,21 +487,27 @@ TEST(Phases, AutocastCopiesAreGoneAtTheOptimizerStep) {
 namespace vramplan {
 namespace {
 
+// Llama-3.1-8B with 4 layers over 2 pipeline stages, torchtitan's torch.distributed.pipelining
+// with transformers' model code.
+nlohmann::json llama_pipeline(const char* schedule, int64_t global_batch) {
+  return {{"model", "Llama-3.1-8B"},
+          {"framework", "torchtitan"},
+          {"model_code", "transformers"},
+          {"num_layers", 4},
+          {"gpus", 2},
+          {"pp", 2},
+          {"fsdp", "none"},
+          {"schedule", schedule},
+          {"seq_len", 4096},
+          {"global_batch", global_batch}};
+}
+
 TEST(Pipelining, TheLastStageKeepsEveryMicrobatchsLogitsAndOneLossBackward) {
   // torch.distributed.pipelining (torchtitan): the last stage appends each microbatch's output,
   // the logits, to output_chunks until the next step. With transformers' loss under GPipe every
   // microbatch keeps log_softmax's output (12 − 8 B per logit) and one backward at a time holds
   // the two fp32 gradients (8 B).
-  nlohmann::json settings = {{"model", "Llama-3.1-8B"},
-                             {"framework", "torchtitan"},
-                             {"model_code", "transformers"},
-                             {"num_layers", 4},
-                             {"gpus", 2},
-                             {"pp", 2},
-                             {"fsdp", "none"},
-                             {"schedule", "gpipe"},
-                             {"seq_len", 4096},
-                             {"global_batch", 4}};
+  nlohmann::json settings = llama_pipeline("gpipe", 4);
   const Estimate e = *estimate(resolved(settings), {.explain = false});
   const StageEstimate& last = e.stages.back();
   const int64_t logits = int64_t{4096} * 128256;  // n·V
@@ -523,22 +529,13 @@ TEST(Pipelining, TheLastStageKeepsEveryMicrobatchsLogitsAndOneLossBackward) {
 // When the step returns, the last stage merges its kept outputs (torch.cat): with 8 microbatches
 // of Llama-3.1-8B logits (8 × 0.98 GiB) and full recompute that second copy, beside every
 // gradient and without the activations, is the peak: states + 2 × kept.
-TEST(Frameworks, TorchPipeliningMergesTheKeptOutputsWhenTheStepReturns) {
-  const nlohmann::json settings = {{"model", "Llama-3.1-8B"},
-                                   {"framework", "torchtitan"},
-                                   {"model_code", "transformers"},
-                                   {"num_layers", 4},
-                                   {"gpus", 2},
-                                   {"pp", 2},
-                                   {"fsdp", "none"},
-                                   {"schedule", "1f1b"},
-                                   {"recompute", "full"},
-                                   {"param_dtype", "bf16"},
-                                   {"grad_dtype", "bf16"},
-                                   {"optimizer_dtype", "bf16"},
-                                   {"master_weights", false},
-                                   {"seq_len", 4096},
-                                   {"global_batch", 8}};
+TEST(Pipelining, TheLastStageMergesItsKeptOutputsWhenTheStepReturns) {
+  nlohmann::json settings = llama_pipeline("1f1b", 8);
+  settings.update({{"recompute", "full"},
+                   {"param_dtype", "bf16"},
+                   {"grad_dtype", "bf16"},
+                   {"optimizer_dtype", "bf16"},
+                   {"master_weights", false}});
   const Estimate e = *estimate(resolved(settings), {.explain = false});
   const StageEstimate& last = e.stages.back();
   const int64_t kept = row_bytes_of(last, "pipeline outputs kept (logits)");

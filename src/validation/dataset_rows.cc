@@ -5,7 +5,27 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/embedded_data.h"
+#include "vramplan/io/scenario_io.h"
+
 namespace vramplan::dataset_rows {
+
+Result<nlohmann::json> embedded_rows_file(const char* path, const char* what) {
+  const std::string_view text = embedded_file(std::string("measurements/") + path);
+  nlohmann::json data = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (data.is_discarded() || !data.contains("rows") || !data["rows"].is_array())
+    return Error{path, "", what, "the embedded file is missing or not valid JSON"};
+  return data;
+}
+
+Result<Estimate> estimate_of_settings(const nlohmann::json& settings) {
+  Result<ResolvedScenario> scenario =
+      resolve_scenario(settings, [](const std::string& path) -> Result<std::string> {
+        return Error{"model", path, "a preset", "validation reads no files"};
+      });
+  if (!scenario) return scenario.error();
+  return estimate(scenario->scenario, {.explain = false});
+}
 
 int64_t integer_or(const std::string& text, int64_t fallback) {
   if (text.empty()) return fallback;

@@ -27,6 +27,13 @@ inline std::string text_of(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
+// A JSON dataset compiled in (data/<path>) whose "rows" is an array; `what` names it in the error.
+Result<nlohmann::json> embedded_rows_file(const char* path, const char* what);
+
+// A row's settings through the same reader as the CLI (presets only: validation reads no files),
+// estimated without formulas.
+Result<Estimate> estimate_of_settings(const nlohmann::json& settings);
+
 // Nearest-rank percentile of sorted values.
 double percentile(const std::vector<double>& sorted, double fraction);
 

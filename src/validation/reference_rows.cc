@@ -6,9 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "base/embedded_data.h"
 #include "validation/dataset_rows.h"
-#include "vramplan/io/scenario_io.h"
 
 namespace vramplan::dataset_rows {
 namespace {
@@ -149,12 +147,7 @@ void add_reference_row(const nlohmann::json& row, ValidationReport& report) {
     skip_all("out of target: " + text_of(row, "note"));
     return;
   }
-  Result<ResolvedScenario> scenario =
-      resolve_scenario(settings, [](const std::string& path) -> Result<std::string> {
-        return Error{"model", path, "a preset", "validation reads no files"};
-      });
-  Result<Estimate> est = scenario ? estimate(scenario->scenario, {.explain = false})
-                                  : Result<Estimate>(scenario.error());
+  Result<Estimate> est = estimate_of_settings(settings);
   if (!est) {
     skip_all("not a valid scenario: " + est.error().message());
     return;
@@ -189,12 +182,8 @@ void add_reference_row(const nlohmann::json& row, ValidationReport& report) {
 }  // namespace
 
 Result<nlohmann::json> reference_dataset() {
-  const std::string_view text = embedded_file("measurements/pytorch_reference.json");
-  nlohmann::json data = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (data.is_discarded() || !data.contains("rows") || !data["rows"].is_array())
-    return Error{"pytorch_reference.json", "", "the reference dataset (reference/README.md)",
-                 "the embedded file is missing or not valid JSON"};
-  return data;
+  return embedded_rows_file("pytorch_reference.json",
+                            "the reference dataset (reference/README.md)");
 }
 
 void add_reference_rows(const nlohmann::json& data, ValidationReport& report) {
