@@ -381,6 +381,16 @@ constexpr OptionSpec kPlanOptions[] = {
     {"headroom", K::kNumber, "plan", "0.1", "fraction of usable GPU memory kept free", ""},
     {"top", K::kInteger, "plan", "5", "layouts to show", ""},
     {"threads", K::kInteger, "plan", "0 (all cores)", "search threads", ""},
+    {"offload_search", K::kChoice, "plan", "auto",
+     "auto: when no layout fits, search again with the optimizer, parameters and activations "
+     "offloaded; never: do not",
+     "auto, never"},
+    {"host_link_gbps", K::kNumber, "plan", "from the GPU catalog",
+     "GPU-to-host link (PCIe x16, NVLink-C2C), GB/s one direction: offload transfers", ""},
+    {"host_memory_gbps", K::kNumber, "plan", "from the GPU catalog",
+     "the node's DRAM bandwidth, GB/s (all sockets): the CPU optimizer step under offload", ""},
+    {"nvme_gbps", K::kNumber, "plan", "25 (an assumption)",
+     "the node's NVMe bandwidth, GB/s (DeepSpeed's ds_nvme_tune measures it): NVMe offload", ""},
 };
 
 // The quick calculator (docs/quick.md): `quick` and POST /api/quick.
@@ -435,6 +445,12 @@ constexpr OptionSpec kRooflineOptions[] = {
      "NVLink/NVSwitch bandwidth per GPU, GB/s, one direction", ""},
     {"inter_node_gbps", K::kNumber, "cluster", "from the GPU catalog",
      "network bandwidth per GPU, GB/s, one direction (8×400 Gb/s per 8-GPU node = 50)", ""},
+    {"host_link_gbps", K::kNumber, "cluster", "from the GPU catalog",
+     "GPU-to-host link (PCIe x16, NVLink-C2C), GB/s one direction: offload transfers", ""},
+    {"host_memory_gbps", K::kNumber, "cluster", "from the GPU catalog",
+     "the node's DRAM bandwidth, GB/s (all sockets): the CPU optimizer step under offload", ""},
+    {"nvme_gbps", K::kNumber, "cluster", "25 (an assumption)",
+     "the node's NVMe bandwidth, GB/s (DeepSpeed's ds_nvme_tune measures it): NVMe offload", ""},
 };
 
 struct GroupTitle {

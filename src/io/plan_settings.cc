@@ -14,6 +14,7 @@
 #include "training/framework_layouts.h"
 #include "training/pipeline.h"
 #include "vramplan/interop/import.h"
+#include "vramplan/io/roofline_settings.h"
 
 namespace vramplan {
 namespace {
@@ -134,17 +135,6 @@ Result<PlanRequest> request_from(const json& settings, const FileReader& read_fi
   Result<ResolvedScenario> resolved = resolve_scenario(scenario_keys, read_file);
   if (!resolved) return resolved.error();
   r.base = resolved->scenario;
-  // The search's memory model (training/fast_memory) has no offload rows yet: say so rather than
-  // plan as if the setting were not there.
-  if (const Offload& o = r.base.offload; o.any()) {
-    const char* key = o.optimizer != OffloadTier::kNone ? "offload_optimizer"
-                      : o.params != OffloadTier::kNone  ? "offload_params"
-                                                        : "offload_activations";
-    const std::string value =
-        settings.contains(key) ? setting_text(settings.at(key)) : "(from the imported run)";
-    return Error{key, value, "none (plan does not search offload yet)",
-                 "estimate the layout with offload instead (docs/offload.md)"};
-  }
   Result<PlanSpace> space = space_from(scenario_keys, r.base);
   if (!space) return space.error();
   r.space = *std::move(space);
@@ -167,6 +157,14 @@ Result<PlanRequest> request_from(const json& settings, const FileReader& read_fi
   if (per_node < 1 || per_node > 4096)
     return Error{"gpus_per_node", std::to_string(per_node), "an integer from 1 to 4096", ""};
   r.cluster.gpus_per_node = static_cast<int>(per_node);
+  if (auto e = read_offload_bandwidths(settings, r.cluster)) return *e;
+  r.host_memory_gib = resolved->host_memory_gib.value_or(r.gpu.host_memory_gib);
+  if (settings.contains("offload_search")) {
+    const json& v = settings.at("offload_search");
+    if (!v.is_string() || (v != "auto" && v != "never"))
+      return Error{"offload_search", setting_text(v), "auto, never", ""};
+    r.offload_search = v == "auto";
+  }
   if (auto e = read_integer_setting(settings, "max_tp", r.max_tp)) return *e;
   if (settings.contains("max_tp") && r.max_tp < 1)
     return Error{"max_tp", std::to_string(r.max_tp), "an integer ≥ 1", ""};

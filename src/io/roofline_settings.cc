@@ -35,6 +35,7 @@ Result<Cluster> cluster_of(const nlohmann::json& settings, const Gpu& gpu) {
   cluster.gpus_per_node = static_cast<int>(per_node);
   if (auto e = read_number_setting(settings, "intra_node_gbps", cluster.intra_node_gbps)) return *e;
   if (auto e = read_number_setting(settings, "inter_node_gbps", cluster.inter_node_gbps)) return *e;
+  if (auto e = read_offload_bandwidths(settings, cluster)) return *e;
   const std::pair<const char*, double> bandwidths[] = {
       {"intra_node_gbps", cluster.intra_node_gbps}, {"inter_node_gbps", cluster.inter_node_gbps}};
   for (const auto& [key, gbps] : bandwidths) {
@@ -49,6 +50,20 @@ Result<Cluster> cluster_of(const nlohmann::json& settings, const Gpu& gpu) {
 }
 
 }  // namespace
+
+std::optional<Error> read_offload_bandwidths(const nlohmann::json& settings, Cluster& cluster) {
+  const std::pair<const char*, double*> keys[] = {{"host_link_gbps", &cluster.host_link_gbps},
+                                                  {"host_memory_gbps", &cluster.host_memory_gbps},
+                                                  {"nvme_gbps", &cluster.nvme_gbps}};
+  for (const auto& [key, field] : keys) {
+    if (!settings.contains(key) || settings.at(key).is_null()) continue;
+    if (auto e = read_number_setting(settings, key, *field)) return e;
+    if (!(*field > 0 && *field <= kMaxGbps))  // also refuses NaN
+      return Error{key, fmt::format("{:g}", *field),
+                   fmt::format("a bandwidth in GB/s above 0, up to {:g}", kMaxGbps), ""};
+  }
+  return std::nullopt;
+}
 
 Result<SettingsRoofline> roofline_settings(const nlohmann::json& settings,
                                            const FileReader& read_file,

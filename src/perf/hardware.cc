@@ -139,6 +139,8 @@ std::optional<Error> read_speeds(const json& gpu, const std::string& path, Gpu& 
       {"nvlink_gbps", kMaxGbps, "GB/s", &out.nvlink_gbps},
       {"inter_node_gbps", kMaxGbps, "GB/s", &out.inter_node_gbps},
       {"host_memory_gib", 1e7, "GiB", &out.host_memory_gib},
+      {"host_link_gbps", kMaxGbps, "GB/s", &out.host_link_gbps},
+      {"host_memory_gbps", kMaxGbps, "GB/s", &out.host_memory_gbps},
   };
   for (const auto& speed : speeds) {
     if (auto e = read_speed(gpu, path, speed.key, speed.max, speed.unit, *speed.field)) return e;

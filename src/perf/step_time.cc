@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "perf/roofline_ops.h"
+#include "perf/step_time_offload.h"
 #include "perf/step_time_sections.h"
+#include "training/activations.h"
 #include "training/chunk_split.h"
 #include "training/scenario_checks.h"
 #include "vramplan/model/params.h"
@@ -45,9 +47,8 @@ struct RankWork {
   double busy() const { return std::max(gpu, cpu); }
 };
 
-// HBM traffic of the optimizer update per local parameter: the gradient read, the fp32 master
-// copy and each moment tensor read and written, the working weights written (and read).
-double optimizer_bytes_per_param(const Training& tr) {
+// The optimizer's states per parameter: the fp32 master copy and each moment tensor.
+double optimizer_state_bytes_per_param(const Training& tr) {
   double moments = 0, moment_bytes = bytes_per_element(tr.optimizer_state_dtype);
   switch (tr.optimizer) {
     case Optimizer::kAdamW:
@@ -66,9 +67,14 @@ double optimizer_bytes_per_param(const Training& tr) {
     case Optimizer::kAdafactor:  // factored second moment: negligible traffic
       break;
   }
+  return (tr.master_weights ? 4.0 : 0.0) + moments * moment_bytes;
+}
+
+// HBM traffic of the optimizer update per local parameter: the gradient read, the fp32 master
+// copy and each moment tensor read and written, the working weights written (and read).
+double optimizer_bytes_per_param(const Training& tr) {
   const double grad = tr.fp32_grad_accumulation ? 4.0 : bytes_per_element(tr.grad_dtype);
-  const double master = tr.master_weights ? 8.0 : 0.0;
-  return grad + master + 2 * moments * moment_bytes + 2 * bytes_per_element(tr.param_dtype);
+  return grad + 2 * optimizer_state_bytes_per_param(tr) + 2 * bytes_per_element(tr.param_dtype);
 }
 
 enum class Sharding { kNone, kOptimizer, kGradOp, kFull };
@@ -165,6 +171,7 @@ Result<StepTimeModel> StepTimeModel::prepare(const Scenario& base, const Gpu& gp
     return Error{"inter_node_gbps", fmt::format("{:g}", cluster.inter_node_gbps),
                  "a positive bandwidth in GB/s", "needed for collectives across nodes"};
   if (auto e = validate_scenario(base)) return *e;
+  if (auto e = offload_bandwidth_error(base, cluster)) return *e;
 
   auto data = std::make_shared<StepTimeData>();
   data->matmul_flops = gpu.peak_tflops(compute) * 1e12;
@@ -332,6 +339,30 @@ double pipeline_seconds(const StepTimeData& data, const Scenario& s, const OpDim
   return microbatches * 2 * vpp * steady + fill;
 }
 
+// What offloading adds on pipeline rank `rank` (perf/step_time_offload.h), whose optimizer
+// steps `local` parameters.
+OffloadTime rank_offload(const StepTimeData& data, const Scenario& s, const RankWork& rank,
+                         double local, double microbatches) {
+  if (!s.offload.any()) return {};
+  OffloadRank o;
+  o.optimizer_params = local;
+  o.held_params = local;  // parameters are offloaded only where they are sharded like the states
+  o.forward_s = rank.time.fwd + rank.time.tp_fwd + rank.time.ep / 2;
+  o.backward_s =
+      rank.time.bwd + rank.time.tp_bwd + rank.time.ep / 2 + rank.time.cp + rank.recompute;
+  o.state_bytes_per_param = optimizer_state_bytes_per_param(s.training);
+  if (s.offload.activations) {
+    const bool full = s.training.recompute == Recompute::kFull;
+    const double dense = static_cast<double>(full ? recomputed_layer_input(s, false).bytes
+                                                  : layer_activations(s, false, false).bytes);
+    const double moe = static_cast<double>(full ? recomputed_layer_input(s, false).bytes
+                                                : layer_activations(s, true, false).bytes);
+    for (int k = 0; k < kLayerKinds; ++k)
+      o.activation_bytes += rank.layers[k] * (kind_of(k).moe ? moe : dense);
+  }
+  return offload_time(s, data.cluster, data.c, o, microbatches);
+}
+
 LayoutTimes layout_times(const StepTimeData& data, const Scenario& s) {
   const Network net(data.cluster, data.c);
   const OpDims d = op_dims(s);
@@ -354,7 +385,7 @@ StepTime evaluate_with(const StepTimeData& data, const Scenario& s, const Layout
   const ChunkSplit split(s.model, p);
 
   RankWork slowest;
-  double dp_worst = 0, optimizer_worst = 0;
+  double dp_worst = 0, optimizer_worst = 0, offload_worst = 0;
   // A middle rank (neither embedding nor head) is timed by its layers alone: one holding the
   // same layers as the middle rank before it gives the same figures, which cannot change the
   // maxima below, and is skipped.
@@ -373,9 +404,12 @@ StepTime evaluate_with(const StepTimeData& data, const Scenario& s, const Layout
         dp_exposed(s, net, rank.expert_params, expert_group, d.etp * d.ep, microbatches, rank);
     const double local = rank.dense_params / sharded_over(p, dense_group) +
                          rank.expert_params / sharded_over(p, expert_group);
-    const double optimizer =
-        local * optimizer_bytes_per_param(s.training) / (data.hbm * data.c.hbm_efficiency) +
-        data.c.kernel_overhead_s;
+    const OffloadTime offload = rank_offload(data, s, rank, local, microbatches);
+    const double optimizer = offload.gpu_optimizer_share * local *
+                                 optimizer_bytes_per_param(s.training) /
+                                 (data.hbm * data.c.hbm_efficiency) +
+                             data.c.kernel_overhead_s;
+    offload_worst = std::max(offload_worst, offload.exposed_s);
     dp_worst = std::max(dp_worst, dp_time);
     optimizer_worst = std::max(optimizer_worst, optimizer);
     if (r == 0 || rank.busy() > slowest.busy()) slowest = rank;
@@ -392,9 +426,10 @@ StepTime evaluate_with(const StepTimeData& data, const Scenario& s, const Layout
   out.pp_bubble_s = pipeline_seconds(data, s, d, net, microbatches, slowest.busy());
   out.dp_comm_exposed_s = dp_worst;
   out.optimizer_s = optimizer_worst;
+  out.offload_s = offload_worst;
   out.step_time_s = out.compute_s + out.recompute_s + out.tp_comm_s + out.cp_comm_s +
                     out.ep_comm_s + out.cpu_bound_s + out.pp_bubble_s + out.dp_comm_exposed_s +
-                    out.optimizer_s;
+                    out.optimizer_s + out.offload_s;
   const double world = static_cast<double>(p.world_size());
   const double sequences = microbatches * d.micro_batch * dp;
   out.tokens_per_s_per_gpu = sequences * d.seq / (out.step_time_s * world);
@@ -437,7 +472,8 @@ Result<StepTime> estimate_step_time(const Scenario& s, const Gpu& gpu, const Clu
 }
 
 Cluster default_cluster(const Gpu& gpu) {
-  return Cluster{gpu.gpus_per_node, gpu.nvlink_gbps, gpu.inter_node_gbps};
+  return Cluster{gpu.gpus_per_node,  gpu.nvlink_gbps,      gpu.inter_node_gbps,
+                 gpu.host_link_gbps, gpu.host_memory_gbps, kDefaultNvmeGbps};
 }
 
 }  // namespace vramplan

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <memory>
 
+#include "perf/step_time_offload.h"
+#include "plan/planner_offload.h"
 #include "plan/planner_search.h"
 #include "training/fast_memory.h"
 #include "training/scenario_checks.h"
@@ -49,6 +51,7 @@ class StepTimeTimer final : public LayoutTimer {
 // are prepared from, whatever layout values the request fixed.
 Scenario on_one_gpu(const Scenario& base) {
   Scenario s = base;
+  s.offload = Offload{};  // runs on no single unsharded GPU: checked per sharding in the search
   s.parallel = Parallelism{};
   s.parallel.fsdp_prefetch = base.parallel.fsdp_prefetch;
   s.training.micro_batch = 1;
@@ -136,6 +139,7 @@ Error explain_empty_space(const PlanRequest& r) {
   l.sharding = {first_or<int64_t>(sp.zero, 0), first_or(sp.fsdp, FsdpMode::kNone),
                 first_or<int64_t>(sp.fsdp_shard_group, 0),
                 first_or(sp.distributed_optimizer, false)};
+  l.offload = r.base.offload;
   if (sp.fixed_split)
     l.split = *sp.fixed_split;
   else if (!sp.split.empty())
@@ -171,7 +175,8 @@ std::string main_cost(const StepTime& winner, const StepTime& other) {
       {"CPU-bound kernel launches", other.cpu_bound_s - winner.cpu_bound_s},
       {"pipeline bubble", other.pp_bubble_s - winner.pp_bubble_s},
       {"exposed data-parallel communication", other.dp_comm_exposed_s - winner.dp_comm_exposed_s},
-      {"optimizer step", other.optimizer_s - winner.optimizer_s}};
+      {"optimizer step", other.optimizer_s - winner.optimizer_s},
+      {"offload transfers and CPU optimizer step", other.offload_s - winner.offload_s}};
   const auto* top = &deltas[0];
   for (const auto& d : deltas)
     if (d.second > top->second) top = &d;
@@ -185,7 +190,7 @@ std::string step_parts(const StepTime& t) {
       {"TP comm", t.tp_comm_s},           {"CP comm", t.cp_comm_s},
       {"EP all-to-all", t.ep_comm_s},     {"CPU-bound", t.cpu_bound_s},
       {"pipeline bubble", t.pp_bubble_s}, {"exposed DP comm", t.dp_comm_exposed_s},
-      {"optimizer", t.optimizer_s}};
+      {"optimizer", t.optimizer_s},       {"offload", t.offload_s}};
   std::string text;
   for (const auto& [name, seconds] : parts) {
     if (seconds <= 0) continue;
@@ -201,6 +206,8 @@ std::string explain_winner(const PlanResult& p) {
       "limit.",
       layout_name(w.layout), with_commas(w.time.tokens_per_s_per_gpu), w.time.mfu * 100,
       w.time.step_time_s, step_parts(w.time), gib(w.device_bytes), gib(p.limit_bytes));
+  if (w.layout.offload.any())
+    text += fmt::format(" It keeps {} per rank in host memory.", gib(w.host_bytes));
   for (const FamilyOutcome& f : p.families) {
     std::string name = family_name(f.family);
     name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
@@ -276,8 +283,11 @@ void fill_peak_stages(const Scenario& base, std::vector<PlanCandidate>& candidat
 
 Result<PlanResult> plan(const PlanRequest& r) {
   if (auto e = check_request(r)) return *e;
+  if (auto e = offload_bandwidth_error(r.base, r.cluster)) return *e;
   const Scenario neutral = on_one_gpu(r.base);
-  Result<FastMemoryModel> memory = FastMemoryModel::prepare(neutral);
+  Scenario memory_base = neutral;  // offload takes the search to estimate() (fast_memory.cc)
+  memory_base.offload = r.base.offload;
+  Result<FastMemoryModel> memory = FastMemoryModel::prepare(memory_base);
   if (!memory) return memory.error();
   Result<StepTimeModel> speed = StepTimeModel::prepare(neutral, r.gpu, r.cluster);
   if (!speed) return speed.error();
@@ -305,6 +315,34 @@ Result<PlanResult> plan(const PlanRequest& r) {
                  "the search was stopped before its end (time budget or cancellation)"};
   if (found.stats.evaluated == 0) return explain_empty_space(r);
 
+  if (found.top.empty() && r.offload_search && !r.base.offload.any()) {
+    OffloadSearch offloaded = search_with_offload(r, neutral, timer, p.limit_bytes);
+    if (offloaded.found.stopped)
+      return Error{"search", "stopped in the offload pass", "a search that runs to its end",
+                   "the search was stopped before its end (time budget or cancellation)"};
+    p.offload_searched = true;
+    p.offload_note =
+        fmt::format("No layout fits with everything on the GPU{}. {}",
+                    found.closest_miss ? fmt::format(" (the closest, {}, needs {})",
+                                                     layout_name(found.closest_miss->layout),
+                                                     gib(found.closest_miss->device_bytes))
+                                       : "",
+                    offloaded.note);
+    if (!offloaded.found.top.empty()) {
+      const int threads = found.stats.threads;
+      merge_search(offloaded.found, found, r.top_k);  // the first search's stats, no candidates
+      found = std::move(offloaded.found);
+      found.stats.threads = threads;
+      settle_misses(found);
+    } else {
+      found.stats.evaluated += offloaded.found.stats.evaluated;
+      found.stats.memory_computed += offloaded.found.stats.memory_computed;
+      found.stats.memory_fallback += offloaded.found.stats.memory_fallback;
+      found.stats.host_over += offloaded.found.stats.host_over;
+    }
+    found.stats.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   p.stats = found.stats;
   p.candidates = std::move(found.top);
   fill_peak_stages(r.base, p.candidates);
@@ -317,7 +355,7 @@ Result<PlanResult> plan(const PlanRequest& r) {
     p.closest_miss = found.closest_miss;
     if (p.closest_miss) p.suggestions = suggestions(r, p);
   } else {
-    p.why = explain_winner(p);
+    p.why = (p.offload_searched ? p.offload_note + " " : "") + explain_winner(p);
   }
   return p;
 }

@@ -24,6 +24,7 @@ void apply_layout(const PlanLayout& l, Scenario& s) {
   set_split(l.split, p);
   s.training.micro_batch = l.micro_batch;
   s.training.recompute = l.recompute;
+  s.offload = l.offload;
 }
 
 namespace {
@@ -59,6 +60,19 @@ std::string sharding_text(const ShardingChoice& c) {
   return fmt::format("zero{}", c.zero);
 }
 
+std::string offload_text(const Offload& o) {
+  if (!o.any()) return "";
+  std::string parts;
+  auto add = [&](const std::string& part) { parts += (parts.empty() ? "" : ",") + part; };
+  if (o.optimizer != OffloadTier::kNone) {
+    add(fmt::format("optimizer:{}", offload_tier_name(o.optimizer)));
+    if (o.optimizer_fraction < 1.0) parts += fmt::format("/{:g}", o.optimizer_fraction);
+  }
+  if (o.params != OffloadTier::kNone) add(fmt::format("params:{}", offload_tier_name(o.params)));
+  if (o.activations) add("activations");
+  return " offload=" + parts;
+}
+
 }  // namespace
 
 std::string layout_name(const PlanLayout& l) {
@@ -69,7 +83,7 @@ std::string layout_name(const PlanLayout& l) {
   if (l.ep > 1 || l.etp > 1) text += fmt::format(" ep{} etp{}", l.ep, l.etp);
   text += fmt::format(" dp{} mb{} recompute={} {}", l.dp, l.micro_batch,
                       recompute_name(l.recompute), sharding_text(l.sharding));
-  return text;
+  return text + offload_text(l.offload);
 }
 
 const char* family_name(Family f) {

@@ -34,12 +34,20 @@ struct Branch {
 };
 
 auto layout_key(const PlanLayout& l) {
-  return std::make_tuple(l.tp, l.sequence_parallel, l.pp, l.vpp, static_cast<int>(l.schedule),
-                         static_cast<int>(l.split.kind), l.split.first_stage_layers,
-                         l.split.last_stage_layers, l.cp, l.ep, l.etp, l.dp, l.micro_batch,
-                         static_cast<int>(l.recompute), l.sharding.zero,
-                         static_cast<int>(l.sharding.fsdp), l.sharding.fsdp_shard_group,
-                         l.sharding.distributed_optimizer);
+  return std::make_tuple(
+      l.tp, l.sequence_parallel, l.pp, l.vpp, static_cast<int>(l.schedule),
+      static_cast<int>(l.split.kind), l.split.first_stage_layers, l.split.last_stage_layers, l.cp,
+      l.ep, l.etp, l.dp, l.micro_batch, static_cast<int>(l.recompute), l.sharding.zero,
+      static_cast<int>(l.sharding.fsdp), l.sharding.fsdp_shard_group,
+      l.sharding.distributed_optimizer, static_cast<int>(l.offload.optimizer),
+      static_cast<int>(l.offload.params), l.offload.optimizer_fraction, l.offload.activations);
+}
+
+// The node's RAM shared by the ranks it holds (perf/hardware.h fit_host).
+int64_t host_limit_per_rank(const PlanRequest& r) {
+  if (!(r.host_memory_gib > 0)) return 0;
+  const double ranks = static_cast<double>(std::min<int64_t>(r.cluster.gpus_per_node, r.gpus));
+  return static_cast<int64_t>(r.host_memory_gib * 1024.0 * 1024.0 * 1024.0 / std::max(1.0, ranks));
 }
 
 bool worse_for_heap(const PlanCandidate& a, const PlanCandidate& b) {
@@ -82,6 +90,7 @@ class Worker {
         own_timer_(timer.for_thread()),
         timer_(own_timer_ ? *own_timer_ : timer),
         limit_(limit),
+        host_limit_(host_limit_per_rank(r)),
         pipes_(pipes),
         scenario_(r.base) {
     applies_[static_cast<int>(Family::kExpert)] = r.base.model.is_moe();
@@ -109,6 +118,7 @@ class Worker {
   std::unique_ptr<LayoutTimer> own_timer_;
   const LayoutTimer& timer_;
   const int64_t limit_;
+  const int64_t host_limit_;  // a rank's share of the node's RAM; 0 = not checked
   const std::vector<PipeOption>& pipes_;
   Scenario scenario_;  // base, with the layout being timed written in
   SearchResult out_;
@@ -177,9 +187,14 @@ void Worker::decide(PlanLayout& layout, const FastPeak& peak) {
   c.allocated_bytes = peak.allocated_bytes;
   c.reserved_bytes = peak.reserved_bytes;
   c.device_bytes = peak.device_bytes;
+  c.host_bytes = peak.host_bytes;
   if (peak.device_bytes > limit_) {
     c.layout = layout;
     keep_miss(c);
+    return;
+  }
+  if (host_limit_ > 0 && c.host_bytes > host_limit_) {
+    ++out_.stats.host_over;
     return;
   }
   ++out_.stats.fitting;
@@ -196,19 +211,37 @@ void Worker::decide(PlanLayout& layout, const FastPeak& peak) {
 void Worker::run_slow(const Branch& b, PlanLayout& layout, const Inner& in,
                       const std::vector<ShardingChoice>& modes) {
   const PipeOption& pipe = pipes_[b.pipe];
-  for (bool sp : in.sps)
-    for (int64_t mb : in.mbs)
+  // Micro-batches ascend (micro_batches_for). Outside GPipe, the activations a rank holds grow
+  // with the micro-batch (1F1B and interleaved keep min(m, in-flight) microbatches of mb
+  // sequences: non-decreasing in mb) and nothing else shrinks, so a combination that misses at
+  // one micro-batch misses at every larger one: decided without its peak.
+  const size_t combos = in.rcs.size() * pipe.schedules.size() * modes.size();
+  for (bool sp : in.sps) {
+    std::vector<bool> missed(combos, false);
+    for (int64_t mb : in.mbs) {
+      size_t combo = 0;
       for (Recompute rc : in.rcs)
         for (Schedule schedule : pipe.schedules)
           for (const ShardingChoice& mode : modes) {
+            const size_t at = combo++;
+            if (missed[at]) {
+              ++out_.stats.evaluated;
+              ++out_.stats.pruned;
+              continue;
+            }
             layout.sequence_parallel = sp;
             layout.micro_batch = mb;
             layout.recompute = rc;
             layout.schedule = schedule;
             layout.sharding = mode;
             apply_layout(layout, scenario_);
-            decide(layout, memory_.evaluate(scenario_));
+            const FastPeak peak = memory_.evaluate(scenario_);
+            decide(layout, peak);
+            if (!peak.overflow && peak.device_bytes > limit_ && schedule != Schedule::kGPipe)
+              missed[at] = true;
           }
+    }
+  }
 }
 
 void Worker::run(const Branch& b) {
@@ -222,6 +255,7 @@ void Worker::run(const Branch& b) {
   layout.dp = b.dp;
   layout.ep = b.ep;
   layout.etp = b.etp;
+  layout.offload = r_.base.offload;
   const std::vector<ShardingChoice> modes = shardings_for(r_, b.tp, b.cp, b.dp, b.ep, b.etp);
   Inner in{sequence_parallel_for(r_, b.tp, b.cp), micro_batches_for(r_, b.dp), recomputes_for(r_)};
   const int64_t inner_count =
@@ -367,7 +401,9 @@ std::vector<Branch> branches_of(const PlanRequest& r, const std::vector<PipeOpti
   return out;
 }
 
-void merge_into(SearchResult& total, SearchResult& part, int top_k) {
+}  // namespace
+
+void merge_search(SearchResult& total, SearchResult& part, int top_k) {
   for (const PlanCandidate& c : part.top)
     if (!join_equivalent(total.top, c)) total.top.push_back(c);
   std::sort(total.top.begin(), total.top.end(), better_candidate);
@@ -390,9 +426,15 @@ void merge_into(SearchResult& total, SearchResult& part, int top_k) {
   s.pruned += part.stats.pruned;
   s.fitting += part.stats.fitting;
   s.untimed += part.stats.untimed;
+  s.host_over += part.stats.host_over;
 }
 
-}  // namespace
+void settle_misses(SearchResult& total) {
+  // A closest miss matters only when nothing fits; a family's only when none of it fits.
+  if (!total.top.empty()) total.closest_miss.reset();
+  for (int f = 0; f < kFamilies; ++f)
+    if (total.family_best[f]) total.family_miss[f].reset();
+}
 
 bool better_candidate(const PlanCandidate& a, const PlanCandidate& b) {
   if (a.time.tokens_per_s_per_gpu != b.time.tokens_per_s_per_gpu)
@@ -440,11 +482,8 @@ SearchResult search_layouts(const PlanRequest& r, const FastMemoryModel& memory,
     for (std::thread& th : pool) th.join();
   }
   SearchResult total;
-  for (Worker& w : workers) merge_into(total, w.result(), r.top_k);
-  // A closest miss matters only when nothing fits; a family's only when none of it fits.
-  if (!total.top.empty()) total.closest_miss.reset();
-  for (int f = 0; f < kFamilies; ++f)
-    if (total.family_best[f]) total.family_miss[f].reset();
+  for (Worker& w : workers) merge_search(total, w.result(), r.top_k);
+  settle_misses(total);
   total.stats.threads = threads;
   total.stopped = stopped;
   return total;

@@ -60,4 +60,11 @@ struct SearchResult {
 SearchResult search_layouts(const PlanRequest& request, const FastMemoryModel& memory,
                             const LayoutTimer& timer, int64_t limit_bytes);
 
+// Adds `part` (another thread's or another search's) to `total`: the top K, the families' best
+// and closest misses, the stats.
+void merge_search(SearchResult& total, SearchResult& part, int top_k);
+// Drops the misses that no longer matter: the closest when something fits, a family's when one
+// of it fits.
+void settle_misses(SearchResult& total);
+
 }  // namespace vramplan

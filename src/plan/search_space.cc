@@ -3,6 +3,7 @@
 #include "plan/planner_search.h"
 #include "training/model_states.h"
 #include "training/pipeline.h"
+#include "training/scenario_checks.h"
 
 namespace vramplan {
 namespace plan_space {
@@ -159,8 +160,23 @@ std::vector<ShardingChoice> shardings_for(const PlanRequest& r, int64_t tp, int6
   // scenario_checks.cc: fp8 training is not modelled with sharded parameters.
   const bool fp8 = r.base.training.fp8 != Fp8Recipe::kNone;
   const bool pipeline = r.gpus / (tp * cp * dp) > 1;
+  // Offload needs a sharding that runs it (scenario_checks.cc check_offload), and makes ZeRO
+  // stages differ even on one data rank (ZeRO-Offload on a single GPU).
+  const bool offload = r.base.offload.any();
+  Scenario with_mode;
+  if (offload) {
+    with_mode.offload = r.base.offload;
+    with_mode.finetune = r.base.finetune;
+  }
   std::vector<ShardingChoice> out;
   for (const ShardingChoice& c : all) {
+    if (offload) {
+      with_mode.parallel.zero = c.zero;
+      with_mode.parallel.fsdp = c.fsdp;
+      with_mode.parallel.fsdp_shard_group = c.fsdp_shard_group;
+      with_mode.parallel.distributed_optimizer = c.distributed_optimizer;
+      if (check_offload(with_mode)) continue;
+    }
     if (fp8 && shards_parameters(c)) continue;
     if (pipeline && r.space.pipeline_max_zero && c.zero > *r.space.pipeline_max_zero) continue;
     if (!allowed(r.space.zero, c.zero) || !allowed(r.space.fsdp, c.fsdp) ||
@@ -168,7 +184,8 @@ std::vector<ShardingChoice> shardings_for(const PlanRequest& r, int64_t tp, int6
         !allowed(r.space.fsdp_shard_group, c.fsdp_shard_group))
       continue;
     out.push_back(c);
-    if (data_ranks == 1 && expert_group == 1) break;  // nothing to shard: the rest are the same
+    // Nothing to shard: the rest are the same.
+    if (data_ranks == 1 && expert_group == 1 && !offload) break;
   }
   return out;
 }

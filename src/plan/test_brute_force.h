@@ -135,7 +135,8 @@ inline void for_each_superset_layout(const PlanRequest& r, const Superset& sup, 
                   if (!s) continue;
                   split = *s;
                 }
-                PlanLayout outer{tp, sp, pp, vpp, sched, split, cp, 1, 1, dp, 1, {}, {}};
+                PlanLayout outer{tp, sp, pp, vpp, sched, split, cp,
+                                 1,  1,  dp, 1,   {},    {},    r.base.offload};
                 if (!conventional_outer(r, outer)) continue;
                 for (int64_t ep : sup.eps)
                   for (int64_t etp : sup.etps)
@@ -143,7 +144,8 @@ inline void for_each_superset_layout(const PlanRequest& r, const Superset& sup, 
                       for (Recompute rc :
                            {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
                         for (const ShardingChoice& sh : shardings) {
-                          PlanLayout l{tp, sp, pp, vpp, sched, split, cp, ep, etp, dp, mb, rc, sh};
+                          PlanLayout l{tp, sp,  pp, vpp, sched, split, cp,
+                                       ep, etp, dp, mb,  rc,    sh,    r.base.offload};
                           if (l.etp <= r.cluster.gpus_per_node && conventional_sharding(r, l)) f(l);
                         }
               }

@@ -19,7 +19,15 @@ json step_time_json(const StepTime& t) {
           {"tp_comm_s", t.tp_comm_s},     {"cp_comm_s", t.cp_comm_s},
           {"ep_comm_s", t.ep_comm_s},     {"cpu_bound_s", t.cpu_bound_s},
           {"pp_bubble_s", t.pp_bubble_s}, {"dp_comm_exposed_s", t.dp_comm_exposed_s},
-          {"optimizer_s", t.optimizer_s}, {"step_time_s", t.step_time_s}};
+          {"optimizer_s", t.optimizer_s}, {"offload_s", t.offload_s},
+          {"step_time_s", t.step_time_s}};
+}
+
+json offload_json(const Offload& o) {
+  return {{"optimizer", offload_tier_name(o.optimizer)},
+          {"params", offload_tier_name(o.params)},
+          {"optimizer_fraction", o.optimizer_fraction},
+          {"activations", o.activations}};
 }
 
 json parallel_json(const PlanLayout& l) {
@@ -45,6 +53,14 @@ json parallel_json(const PlanLayout& l) {
 json scenario_settings(const PlanResult& p, const PlanLayout& l) {
   json s = p.settings.is_object() ? p.settings : json::object();
   for (const char* key : kPlanLayoutKeys) s.erase(key);
+  for (const char* key :
+       {"offload_optimizer", "offload_params", "optimizer_offload_fraction", "offload_activations"})
+    s.erase(key);
+  const Offload& o = l.offload;
+  if (o.optimizer != OffloadTier::kNone) s["offload_optimizer"] = offload_tier_name(o.optimizer);
+  if (o.params != OffloadTier::kNone) s["offload_params"] = offload_tier_name(o.params);
+  if (o.optimizer_fraction < 1.0) s["optimizer_offload_fraction"] = o.optimizer_fraction;
+  if (o.activations) s["offload_activations"] = true;
   s["gpus"] = p.gpus;
   s["global_batch"] = p.global_batch;
   s["seq_len"] = p.seq_len;
@@ -82,7 +98,8 @@ json peak_json(const PlanCandidate& c) {
           {"stage_index", c.peak_stage_index},
           {"allocated_bytes", c.allocated_bytes},
           {"reserved_bytes", c.reserved_bytes},
-          {"device_bytes", c.device_bytes}};
+          {"device_bytes", c.device_bytes},
+          {"host_bytes", c.host_bytes}};
 }
 
 // The layouts with the same step time and peak as the candidate, by name.
@@ -98,6 +115,7 @@ json candidate_json(const PlanResult& p, const PlanCandidate& c) {
           {"parallel", parallel_json(c.layout)},
           {"micro_batch", c.layout.micro_batch},
           {"recompute", recompute_name(c.layout.recompute)},
+          {"offload", offload_json(c.layout.offload)},
           {"peak", peak_json(c)},
           {"used_fraction", static_cast<double>(c.device_bytes) / p.gpu.usable_bytes},
           {"tokens_per_s_per_gpu", c.time.tokens_per_s_per_gpu},
@@ -150,11 +168,13 @@ json plan_to_json(const PlanResult& p) {
                 {"pruned", p.stats.pruned},
                 {"fitting", p.stats.fitting},
                 {"untimed", p.stats.untimed},
+                {"host_over", p.stats.host_over},
                 {"seconds", p.stats.seconds},
                 {"threads", p.stats.threads}}},
               {"candidates", json::array()},
               {"families", json::array()},
               {"why", p.why},
+              {"offload_search", {{"ran", p.offload_searched}, {"note", p.offload_note}}},
               {"closest_miss", nullptr},
               {"suggestions", p.suggestions}};
   for (size_t i = 0; i < p.candidates.size(); ++i) {
@@ -193,6 +213,7 @@ std::string render_plan(const PlanResult& p) {
       with_commas(static_cast<double>(s.pruned)), with_commas(static_cast<double>(s.fitting)));
   if (p.candidates.empty()) {
     out += "No layout fits.\n";
+    if (p.offload_searched) out += p.offload_note + "\n";
     if (p.closest_miss) {
       const PlanCandidate& m = *p.closest_miss;
       out += fmt::format("The closest, {}, needs {:.1f} GiB per GPU: {:.1f} GiB over the limit.\n",

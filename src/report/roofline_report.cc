@@ -69,6 +69,7 @@ void append_step_time(std::string& out, const StepTime& t, const Cluster& c) {
       {"pipeline bubble and sends", t.pp_bubble_s},
       {"DP communication (exposed)", t.dp_comm_exposed_s},
       {"optimizer step", t.optimizer_s},
+      {"offload (exposed, CPU step)", t.offload_s},
   };
   for (const auto& [name, value] : parts)
     out += fmt::format("  {:<30} {:>10}  {:>5.1f}%\n", name, seconds(value),
@@ -90,6 +91,7 @@ nlohmann::json step_time_to_json(const StepTime& t) {
           {"pp_bubble_s", t.pp_bubble_s},
           {"dp_comm_exposed_s", t.dp_comm_exposed_s},
           {"optimizer_s", t.optimizer_s},
+          {"offload_s", t.offload_s},
           {"step_time_s", t.step_time_s},
           {"tokens_per_s_per_gpu", t.tokens_per_s_per_gpu},
           {"mfu", t.mfu}};
@@ -106,9 +108,10 @@ nlohmann::json roofline_to_json(const Roofline& r, const StepTime& step, const C
                 {"matmul_ridge", r.matmul_ridge},
                 {"attention_ridge", r.attention_ridge},
                 {"vector_ridge", r.vector_ridge}};
-  out["cluster"] = {{"gpus_per_node", cluster.gpus_per_node},
-                    {"intra_node_gbps", cluster.intra_node_gbps},
-                    {"inter_node_gbps", cluster.inter_node_gbps}};
+  out["cluster"] = {
+      {"gpus_per_node", cluster.gpus_per_node},       {"intra_node_gbps", cluster.intra_node_gbps},
+      {"inter_node_gbps", cluster.inter_node_gbps},   {"host_link_gbps", cluster.host_link_gbps},
+      {"host_memory_gbps", cluster.host_memory_gbps}, {"nvme_gbps", cluster.nvme_gbps}};
   out["tokens_per_microbatch"] = r.tokens;
   out["sections"] = nlohmann::json::array();
   for (const RooflineSection& section : r.sections) {

@@ -61,15 +61,16 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
   // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries, Megatron's fp32
   // gradient copy and attention-scores buffer), nanotron's all-gather buffer and compute-cost
-  // split, CUDA-graph pools, fine-tuning and transformers' model code go through estimate()
-  // itself.
+  // split, CUDA-graph pools, fine-tuning, offload and transformers' model code go through
+  // estimate() itself.
   const Conventions& conv = base.conventions;
-  m.conventions_modelled_ =
-      !conv.ddp_bucket_copy && !conv.autocast_weight_cache && conv.comm_bucket_elements == 0 &&
-      !conv.optimizer_foreach_temporaries && !conv.tp_allgather_buffer &&
-      !base.parallel.compute_balanced_split && !has_attention_scores_buffer(base) &&
-      !has_fp32_grad_copy(base) && !finetune_active(base.finetune) &&
-      conv.model_code == ModelCode::kDefault && !base.overheads.per_layer_cuda_graphs;
+  m.conventions_modelled_ = !conv.ddp_bucket_copy && !conv.autocast_weight_cache &&
+                            conv.comm_bucket_elements == 0 && !conv.optimizer_foreach_temporaries &&
+                            !conv.tp_allgather_buffer && !base.parallel.compute_balanced_split &&
+                            !has_attention_scores_buffer(base) && !has_fp32_grad_copy(base) &&
+                            !finetune_active(base.finetune) &&
+                            conv.model_code == ModelCode::kDefault &&
+                            !base.overheads.per_layer_cuda_graphs && !base.offload.any();
   const ModelConfig& model = base.model;
   const size_t layers = static_cast<size_t>(model.num_layers);
   m.prefix_.assign(layers + 1, {});
@@ -545,6 +546,7 @@ FastPeak FastMemoryModel::evaluate(const Scenario& s) const {
     out.allocated_bytes = est->peak.allocated_bytes;
     out.reserved_bytes = est->peak.reserved_bytes;
     out.device_bytes = est->peak.device_bytes;
+    out.host_bytes = est->peak.host_bytes;
     return out;
   }
   const int64_t m = microbatches_of(s);

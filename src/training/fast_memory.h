@@ -29,8 +29,9 @@ struct FastPeak {
   int64_t allocated_bytes = 0;
   int64_t reserved_bytes = 0;
   int64_t device_bytes = 0;
-  bool overflow = false;  // estimate() rejects the layout: a GPU's bytes pass 2^62
-  bool fallback = false;  // computed by estimate() itself (see FastMemoryModel::evaluate)
+  int64_t host_bytes = 0;  // offloaded rows (one rank); only estimate() computes them
+  bool overflow = false;   // estimate() rejects the layout: a GPU's bytes pass 2^62
+  bool fallback = false;   // computed by estimate() itself (see FastMemoryModel::evaluate)
 };
 
 // Distinct layer parameter shapes a model may have on the fast path (a dense layer, an MoE layer:

@@ -211,6 +211,8 @@ std::optional<Error> check_fp8(const Scenario& s) {
   return std::nullopt;
 }
 
+}  // namespace
+
 // Offload (docs/offload.md): which framework's mechanism each setting names, and what it needs.
 // DeepSpeed: offload_optimizer with ZeRO 1-3, offload_param only with ZeRO-3, NVMe
 // (ZeRO-Infinity) only with ZeRO-3 (deepspeed/runtime/zero/config.py, stage3.py). FSDP: one
@@ -280,8 +282,6 @@ std::optional<Error> check_offload(const Scenario& s) {
                  "offloading the adapters' small optimizer is not modelled"};
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<Error> validate_scenario(const Scenario& s) {
   if (auto e = validate_model(s.model)) return e;

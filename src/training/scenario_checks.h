@@ -11,6 +11,10 @@ namespace vramplan {
 
 std::optional<Error> validate_scenario(const Scenario& s);
 
+// The offload settings against the sharding and fine-tuning (part of validate_scenario): which
+// framework's offload the layout runs and what it needs (docs/offload.md).
+std::optional<Error> check_offload(const Scenario& s);
+
 // Microbatches per step on one data-parallel rank: global_batch / (micro_batch · dp).
 // REQUIRES: validate_scenario(s) returned no error.
 int64_t microbatches_of(const Scenario& s);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "vramplan/base/error.h"
 #include "vramplan/io/scenario_io.h"
@@ -31,5 +32,10 @@ Result<SettingsRoofline> roofline_settings(const nlohmann::json& settings,
                                            const FileReader& read_file,
                                            const ModelFetcher& fetch_model = nullptr,
                                            const GpuCatalog& catalog = builtin_gpus());
+
+// The offload bandwidths of a cluster (host_link_gbps, host_memory_gbps, nvme_gbps) the settings
+// give on top of the catalog's node: each a positive number of GB/s. `plan` and `roofline` share
+// it.
+std::optional<Error> read_offload_bandwidths(const nlohmann::json& settings, Cluster& cluster);
 
 }  // namespace vramplan

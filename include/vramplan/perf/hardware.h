@@ -32,7 +32,12 @@ struct Gpu {
   int gpus_per_node = 8;   // GPUs in the typical server
   double inter_node_gbps = 0;  // typical network bandwidth per GPU, GB/s one direction
   double host_memory_gib = 0;  // host RAM of the typical server, GiB; 0 = not known
-  std::string speed_source;    // datasheets the speeds come from
+  // The GPU's link to its host (PCIe x16, NVLink-C2C), GB/s one direction, and the typical
+  // node's DRAM bandwidth (all sockets), GB/s: what offloaded states, parameters and
+  // activations move over and what a CPU optimizer streams through. 0 = not known.
+  double host_link_gbps = 0;
+  double host_memory_gbps = 0;
+  std::string speed_source;  // datasheets the speeds come from
 
   // Peak TFLOP/s for matmuls in dtype t (fp32 = tf32 tensor cores); 0 if the GPU has none.
   double peak_tflops(DType t) const;
@@ -48,7 +53,7 @@ struct GpuCatalog {
 // "source":...}, ...]}. Optional speed fields (each a non-negative number, or null for "absent"):
 // bf16_tflops, fp16_tflops, fp8_tflops, fp4_tflops, tf32_tflops, fp32_tflops, hbm_gbps,
 // nvlink_gbps, gpus_per_node (a positive integer), inter_node_gbps, host_memory_gib (the typical
-// node's RAM), and speed_source (a string).
+// node's RAM), host_link_gbps, host_memory_gbps, and speed_source (a string).
 Result<GpuCatalog> parse_gpu_catalog(std::string_view json_text);
 
 // The catalog compiled into the program.

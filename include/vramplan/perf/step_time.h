@@ -18,7 +18,16 @@ struct Cluster {
   int gpus_per_node = 8;
   double intra_node_gbps = 0;  // NVLink/NVSwitch bandwidth per GPU, GB/s, one direction
   double inter_node_gbps = 0;  // network bandwidth per GPU, GB/s (8×400 Gb/s IB = 50 GB/s/GPU)
+  // Offload (docs/offload.md "Step time"); 0 = not known, needed only by a scenario that
+  // offloads.
+  double host_link_gbps = 0;    // GPU to host (PCIe x16, NVLink-C2C), GB/s one direction
+  double host_memory_gbps = 0;  // the node's DRAM bandwidth, all sockets, GB/s
+  double nvme_gbps = 0;         // the node's local NVMe read/write bandwidth, GB/s
 };
+
+// The NVMe bandwidth a node is assumed to have when none is given (--nvme-gbps): an assumption,
+// not a measurement (docs/offload.md).
+inline constexpr double kDefaultNvmeGbps = 25;
 
 // Seconds of one optimizer step on the slowest GPU, split by cause. Exposed (not overlapped)
 // time only: the parts add up to step_time_s.
@@ -32,6 +41,7 @@ struct StepTime {
   double pp_bubble_s = 0;        // pipeline fill and drain, plus stage-to-stage sends
   double dp_comm_exposed_s = 0;  // gradient reduction + parameter gathers not hidden by compute
   double optimizer_s = 0;        // optimizer update (memory-bound over the local shard)
+  double offload_s = 0;  // host/NVMe transfers not hidden by compute + the CPU optimizer step
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;  // model FLOPs (6·N·tokens + attention, no recompute) / (time · peak bf16 · gpus)
@@ -63,6 +73,12 @@ struct StepTimeConstants {
   double intra_latency_s = 52e-6;        // per ring step inside a node; 1–100 µs
   double inter_latency_s = 417e-6;       // per ring step across nodes; 5 µs–1 ms
   double inter_p2p_latency_s = 13.7e-3;  // a pipeline send between nodes; 10 µs–1 s
+  // Offload (not fitted: no measurement in the calibration sets offloads). Pinned-memory copies
+  // reach about 80% of a PCIe x16 link (≈25 GB/s on Gen4, ≈50 GB/s on Gen5: NVIDIA's
+  // bandwidthTest / nvbandwidth); a CPU optimizer streams at about 60% of the node's DRAM peak
+  // (STREAM reaches 70–80% on two-socket servers; the optimizer's reads and writes interleave).
+  double host_link_efficiency = 0.8;
+  double host_memory_efficiency = 0.6;
 };
 
 struct StepTimeData;       // precomputed per-model coefficients (step_time.cc)

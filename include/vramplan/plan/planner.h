@@ -44,11 +44,15 @@ struct PlanLayout {
   int64_t micro_batch = 1;
   Recompute recompute = Recompute::kNone;
   ShardingChoice sharding;
+  // What the layout offloads (docs/offload.md): the request's own offload settings, or what the
+  // planner's offload pass chose when no layout fit without offload.
+  Offload offload;
 };
 
 // "tp4 sp pp8 vpp2 interleaved cp1 dp32 mb1 recompute=selective zero1"
+// (+ " offload=optimizer:cpu,params:cpu,activations" when it offloads)
 std::string layout_name(const PlanLayout& layout);
-// Writes the layout into a scenario: parallelism, micro-batch, recompute.
+// Writes the layout into a scenario: parallelism, micro-batch, recompute, offload.
 void apply_layout(const PlanLayout& layout, Scenario& scenario);
 
 // The scenario keys that describe a layout: given, each fixes its dimension of the search.
@@ -95,9 +99,16 @@ struct PlanRequest {
   int64_t gpus = 0;
   int64_t max_tp = 0;     // 0: cluster.gpus_per_node (TP stays inside a node)
   double headroom = 0.1;  // fraction of usable memory kept free
+  // The node's RAM for the offloaded rows (min(gpus_per_node, gpus) ranks each): a layout over
+  // it does not fit. 0 = not known (not checked).
+  double host_memory_gib = 0;
   int top_k = 5;
   PlanSpace space;
   int threads = 0;  // 0: every hardware thread
+  // When no layout fits and the base offloads nothing: search again with offload (the optimizer,
+  // then the parameters, then the activations, to the host and then to NVMe) and rank what fits
+  // (planner.cc kOffloadLadder). false: report that nothing fits.
+  bool offload_search = true;
   // Asked by each search thread before each branch of the space (so within milliseconds): true
   // stops the search, and plan() returns an Error naming "search". The server stops a search
   // whose client went away or whose time budget ran out; empty: the search runs to its end.
@@ -116,6 +127,7 @@ struct PlanCandidate {
   int64_t allocated_bytes = 0;  // peak, as Estimate::peak
   int64_t reserved_bytes = 0;
   int64_t device_bytes = 0;
+  int64_t host_bytes = 0;  // one rank's host memory (offloaded rows), as Estimate::peak
   StepTime time;
   // Other layouts with exactly this step time and peak memory (FSDP full_shard and ZeRO-3 under
   // the same conventions, ...): the same trade-off, reported once. Best-first by layout fields;
@@ -154,7 +166,8 @@ struct PlanStats {
   int64_t memory_fallback = 0;  // of those, by estimate() (layouts outside the fast path)
   int64_t pruned = 0;           // decided by the branch bound
   int64_t fitting = 0;          // fit with headroom: each was timed
-  int64_t untimed = 0;  // of those, the step-time model gave no finite positive speed (skipped)
+  int64_t untimed = 0;    // of those, the step-time model gave no finite positive speed (skipped)
+  int64_t host_over = 0;  // fit the GPU but their offloaded rows pass the node's RAM
   double seconds = 0;
   int threads = 1;
 };
@@ -175,6 +188,10 @@ struct PlanResult {
   PlanStats stats;
   std::string why;                       // the winner against the families, in words
   std::vector<std::string> suggestions;  // when nothing fits
+  // The offload pass: whether it ran (nothing fitted without offload), and in words what it
+  // tried and found; the candidates then offload.
+  bool offload_searched = false;
+  std::string offload_note;
   nlohmann::json settings;
   nlohmann::json imported;  // the request's
 };

@@ -254,6 +254,8 @@ export interface PlanAnswer {
   why: string;
   closest_miss: PlanCandidate | null;
   suggestions: string[];
+  /** The offload pass: it ran when no layout fitted with everything on the GPU. */
+  offload_search?: { ran: boolean; note: string };
   /** Present when the request read a pasted config ("from"). */
   imported?: ImportedConfig;
 }

@@ -165,6 +165,9 @@ export class PlanResults {
       'div',
       { class: 'invalid-note', id: 'plan-no-fit', role: 'status' },
       el('p', {}, 'No layout fits.'),
+      answer.offload_search?.ran
+        ? el('p', { id: 'plan-offload-note' }, answer.offload_search.note)
+        : null,
       miss
         ? el(
             'p',

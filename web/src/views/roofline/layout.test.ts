@@ -28,6 +28,9 @@ describe('the roofline form', () => {
       'gpus_per_node',
       'intra_node_gbps',
       'inter_node_gbps',
+      'host_link_gbps',
+      'host_memory_gbps',
+      'nvme_gbps',
     ]);
   });
 
@@ -42,7 +45,14 @@ describe('the roofline form', () => {
   it('reads the catalog’s cluster and the GPU from the answer', () => {
     const answer = {
       gpu: { id: 'h100-80gb' },
-      cluster: { gpus_per_node: 8, intra_node_gbps: 450, inter_node_gbps: 50 },
+      cluster: {
+        gpus_per_node: 8,
+        intra_node_gbps: 450,
+        inter_node_gbps: 50,
+        host_link_gbps: 64,
+        host_memory_gbps: 614,
+        nvme_gbps: 25,
+      },
     };
     for (const o of CLUSTER_OPTIONS)
       expect(rooflineResolved(answer, o.key)).toBe(answer.cluster[o.key as 'gpus_per_node']);

@@ -1,6 +1,7 @@
 // The roofline view's form: the training scenario's inputs (GET /api/options) and the cluster
 // beside them (the roofline_options() of src/io/options.cc: `vramplan roofline --gpus-per-node`,
-// `--intra-node-gbps`, `--inter-node-gbps`), laid out as the training view lays out its inputs.
+// `--intra-node-gbps`, `--inter-node-gbps` and the offload bandwidths), laid out as the training
+// view lays out its inputs.
 
 import type { FormLayout } from '../../form/layout';
 import type { OptionSpec } from '../../types';
@@ -34,12 +35,42 @@ export const CLUSTER_OPTIONS: OptionSpec[] = [
     help: 'network bandwidth per GPU, GB/s, one direction (8×400 Gb/s per 8-GPU node = 50)',
     choices: [],
   },
+  {
+    key: 'host_link_gbps',
+    flag: '--host-link-gbps',
+    kind: 'number',
+    group: 'cluster',
+    default: 'from the GPU catalog',
+    help: 'GPU-to-host link (PCIe x16, NVLink-C2C), GB/s one direction: offload transfers',
+    choices: [],
+  },
+  {
+    key: 'host_memory_gbps',
+    flag: '--host-memory-gbps',
+    kind: 'number',
+    group: 'cluster',
+    default: 'from the GPU catalog',
+    help: "the node's DRAM bandwidth, GB/s (all sockets): the CPU optimizer step under offload",
+    choices: [],
+  },
+  {
+    key: 'nvme_gbps',
+    flag: '--nvme-gbps',
+    kind: 'number',
+    group: 'cluster',
+    default: '25 (an assumption)',
+    help: "the node's NVMe bandwidth, GB/s (DeepSpeed's ds_nvme_tune measures it): NVMe offload",
+    choices: [],
+  },
 ];
 
 const CLUSTER_LABELS: Record<string, string> = {
   gpus_per_node: 'GPUs per node',
   intra_node_gbps: 'NVLink bandwidth per GPU (GB/s)',
   inter_node_gbps: 'Network bandwidth per GPU (GB/s)',
+  host_link_gbps: 'Host link per GPU (GB/s)',
+  host_memory_gbps: 'Node DRAM bandwidth (GB/s)',
+  nvme_gbps: 'Node NVMe bandwidth (GB/s)',
 };
 
 /** The form's settings: the training scenario's, then the cluster's. */

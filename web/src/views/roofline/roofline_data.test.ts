@@ -79,6 +79,7 @@ const ANSWER: RooflineAnswer = {
     pp_bubble_s: 0.2,
     dp_comm_exposed_s: 0.05,
     optimizer_s: 0.05,
+    offload_s: 0,
     step_time_s: 1,
     tokens_per_s_per_gpu: 5000,
     mfu: 0.4,
@@ -102,7 +103,7 @@ describe('opRows', () => {
 describe('stepParts', () => {
   it('gives every exposed part with its share; the parts add up to the step', () => {
     const parts = stepParts(ANSWER.step_time);
-    expect(parts).toHaveLength(9);
+    expect(parts).toHaveLength(10);
     expect(parts[0]).toMatchObject({ key: 'compute_s', seconds: 0.6, share: 0.6 });
     expect(parts.reduce((sum, p) => sum + p.seconds, 0)).toBeCloseTo(1, 12);
   });

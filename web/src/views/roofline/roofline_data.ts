@@ -36,6 +36,7 @@ export interface StepTimeParts {
   pp_bubble_s: number;
   dp_comm_exposed_s: number;
   optimizer_s: number;
+  offload_s: number;
   step_time_s: number;
   tokens_per_s_per_gpu: number;
   mfu: number;
@@ -90,6 +91,7 @@ export const STEP_PARTS: [keyof StepTimeParts, string][] = [
   ['pp_bubble_s', 'Pipeline bubble'],
   ['dp_comm_exposed_s', 'Data-parallel communication (exposed)'],
   ['optimizer_s', 'Optimizer update'],
+  ['offload_s', 'Offload transfers and CPU optimizer (exposed)'],
 ];
 
 export interface StepPart {
