@@ -182,3 +182,31 @@ test('the plan view works on a phone', async () => {
   await screenshot(phone, 'plan-view-phone');
   await phone.close();
 });
+
+// Llama-3.1-8B trained in full on one 40 GB A100: nothing fits with everything on the GPU, so the
+// planner searches again with offload and says so (docs/offload.md "The planner").
+test('when nothing fits, the search offloads and the page says so', async () => {
+  const body = { model: 'Llama-3.1-8B', gpus: 1, gpu: 'a100-40gb', seq_len: 4096, global_batch: 8 };
+  await page.goto(`${server.url}?view=plan`);
+  await page.selectOption('#plan-model', body.model);
+  await page.selectOption('#plan-gpu', body.gpu);
+  for (const key of ['gpus', 'seq_len', 'global_batch'])
+    await page.fill(`#plan-${key}`, String(body[key]));
+  await page.click('#plan-run');
+  await searched();
+  await page.locator('#plan-table').waitFor();
+  const api = await postApi(server.url, '/api/plan', body);
+  assert.equal(api.status, 200, JSON.stringify(api.body));
+  assert.ok(api.body.offload_search.ran);
+  const rows = await shownRows();
+  assert.equal(rows[0].layout, api.body.candidates[0].layout);
+  assert.match(rows[0].layout, /offload=optimizer:/);
+  assert.equal(await page.locator('#plan-why').textContent(), api.body.why);
+  assert.match(api.body.why, /^No layout fits with everything on the GPU/);
+
+  await page.selectOption('#plan-offload_search', 'never');
+  await page.click('#plan-run');
+  await searched();
+  await page.locator('#plan-no-fit').waitFor();
+  assert.equal(await page.locator('#plan-table').count(), 0);
+});

@@ -74,7 +74,7 @@ async function assertMatchesApi(settings, target = page) {
   assert.equal(shown.tokens, step.tokens_per_s_per_gpu);
   assert.equal(shown.mfu, step.mfu);
   for (const [key, seconds] of Object.entries(shown.parts)) assert.equal(seconds, step[key], key);
-  assert.equal(Object.keys(shown.parts).length, 10, 'nine parts and the step');
+  assert.equal(Object.keys(shown.parts).length, 11, 'ten parts and the step');
   const onChart = ops.filter((o) => o.flops > 0 && o.intensity > 0 && o.roofline_s > 0).length;
   assert.equal(shown.points, onChart);
   assert.deepEqual(shown.roofs, ['matmul', 'attention', 'elementwise']);
@@ -104,7 +104,14 @@ test('tensor parallelism and the cluster inputs: rows and step time equal the AP
     gpus_per_node: 4,
     inter_node_gbps: 12.5,
   });
-  assert.deepEqual(body.cluster, { gpus_per_node: 4, intra_node_gbps: 450, inter_node_gbps: 12.5 });
+  assert.deepEqual(body.cluster, {
+    gpus_per_node: 4,
+    intra_node_gbps: 450,
+    inter_node_gbps: 12.5,
+    host_link_gbps: 64,
+    host_memory_gbps: 614,
+    nvme_gbps: 25,
+  });
   assert.match(page.url(), /view=roofline/);
   assert.match(page.url(), /gpus_per_node=4/);
 });

@@ -178,7 +178,7 @@ class PlanPage {
       return this.select(
         id,
         (field.choices ?? []).map((c) => [c, c]),
-        field.key === 'framework' ? 'none (generic)' : 'any (searched)',
+        field.unset ?? (field.key === 'framework' ? 'none (generic)' : 'any (searched)'),
       );
     return el('input', {
       type: 'text',

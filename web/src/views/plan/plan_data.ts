@@ -14,6 +14,8 @@ export interface PlanField {
   help: string;
   /** For kind 'choice': the values offered besides "any" (an empty value, searched). */
   choices?: string[];
+  /** For kind 'choice': what the empty value means, when not "any (searched)". */
+  unset?: string;
   /** Set in a new view; the user can clear it. */
   initial?: string;
 }
@@ -68,6 +70,14 @@ export const MAIN_FIELDS: PlanField[] = [
     help: 'largest tensor-parallel degree (default: GPUs per node)',
   },
   { key: 'top', label: 'Top K', kind: 'integer', help: 'layouts to show (default: 5)' },
+  {
+    key: 'offload_search',
+    label: 'Offload when nothing fits',
+    kind: 'choice',
+    help: 'search again with the optimizer, parameters and activations offloaded (docs/offload.md)',
+    choices: ['never'],
+    unset: 'auto (default)',
+  },
 ];
 
 /** Dimensions the user may fix; empty ones are searched. */
@@ -98,6 +108,22 @@ export const FIXED_FIELDS: PlanField[] = [
     kind: 'choice',
     help: 'optimizer/gradient/parameter sharding',
     choices: ['0', '1', '2', '3'],
+  },
+  {
+    key: 'offload_optimizer',
+    label: 'Offload optimizer',
+    kind: 'choice',
+    help: 'every layout offloads the optimizer (docs/offload.md)',
+    choices: ['cpu', 'nvme'],
+    unset: 'only when nothing fits',
+  },
+  {
+    key: 'offload_params',
+    label: 'Offload parameters',
+    kind: 'choice',
+    help: 'every layout offloads the parameters (ZeRO-3, sharded FSDP)',
+    choices: ['cpu', 'nvme'],
+    unset: 'only when nothing fits',
   },
 ];
 
