@@ -81,8 +81,7 @@ double params_offload_s(const Scenario& s, const Rates& r, const OffloadRank& ra
                         double microbatches) {
   const bool nvme = s.offload.params == OffloadTier::kNvme;
   const double rate = nvme ? std::min(r.link, r.nvme) : r.link;
-  const double fetch =
-      2 * rank.held_params * bytes_per_element(s.training.param_dtype) / rate;
+  const double fetch = 2 * rank.held_params * bytes_per_element(s.training.param_dtype) / rate;
   return microbatches * std::max(0.0, fetch - (rank.forward_s + rank.backward_s));
 }
 
@@ -91,8 +90,8 @@ double params_offload_s(const Scenario& s, const Rates& r, const OffloadRank& ra
 // come back one layer ahead of the backward.
 double activations_offload_s(const Rates& r, const OffloadRank& rank, double microbatches) {
   const double each_way = rank.activation_bytes / r.link;
-  return microbatches * (std::max(0.0, each_way - rank.forward_s) +
-                         std::max(0.0, each_way - rank.backward_s));
+  return microbatches *
+         (std::max(0.0, each_way - rank.forward_s) + std::max(0.0, each_way - rank.backward_s));
 }
 
 }  // namespace
@@ -115,9 +114,9 @@ OffloadTime offload_time(const Scenario& s, const Cluster& cluster, const StepTi
 std::optional<Error> offload_bandwidth_error(const Scenario& s, const Cluster& cluster) {
   const Offload& o = s.offload;
   auto missing = [](const char* key, double value, const char* what) {
-    return Error{key, fmt::format("{:g}", value), "a positive bandwidth in GB/s",
-                 fmt::format("needed for the step time of {}; the GPU's catalog entry gives none",
-                             what)};
+    return Error{
+        key, fmt::format("{:g}", value), "a positive bandwidth in GB/s",
+        fmt::format("needed for the step time of {}; the GPU's catalog entry gives none", what)};
   };
   if (o.any() && !(cluster.host_link_gbps > 0))
     return missing("host_link_gbps", cluster.host_link_gbps, "offloading");

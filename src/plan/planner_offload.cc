@@ -39,8 +39,8 @@ OffloadSearch search_with_offload(const PlanRequest& r, const Scenario& neutral,
     PlanRequest with = r;
     with.base.offload = rung.offload;
     if (auto e = offload_bandwidth_error(with.base, r.cluster)) {
-      unavailable += fmt::format("{}{} (no {})", unavailable.empty() ? "" : "; ", rung.what,
-                                 e->field);
+      unavailable +=
+          fmt::format("{}{} (no {})", unavailable.empty() ? "" : "; ", rung.what, e->field);
       continue;
     }
     Scenario memory_base = neutral;

@@ -18,7 +18,7 @@ const FileReader kNoFiles;
 // Llama-3.1-8B trained in full on one 40 GB A100: 16 B of states per parameter alone need
 // 120 GiB, so nothing fits without offload.
 json llama8b_on_a100_40gb(int64_t gpus) {
-  return {{"model", "Llama-3.1-8B"}, {"gpus", gpus},        {"gpu", "a100-40gb"},
+  return {{"model", "Llama-3.1-8B"}, {"gpus", gpus},      {"gpu", "a100-40gb"},
           {"seq_len", 4096},         {"global_batch", 8}, {"top", 3}};
 }
 

@@ -16,6 +16,12 @@
 namespace vramplan {
 namespace {
 
+nlohmann::json decode_reads_json(const InferenceEstimate& e) {
+  if (!e.decode_weight_reads) return nullptr;
+  const InferenceEstimate::DecodeReads& r = *e.decode_weight_reads;
+  return {{"gpu", r.gpu}, {"hbm_s", r.hbm_s}, {"host_link_s", r.host_link_s}};
+}
+
 using namespace textfmt;
 
 using nlohmann::json;
@@ -205,6 +211,7 @@ json inference_to_json(const InferenceScenario& s, const InferenceEstimate& e) {
           {"device_bytes", e.device_bytes},
           {"host_bytes", e.host_bytes},
           {"kv_tiers", tiers_json(e.kv_tiers)},
+          {"decode_weight_reads", decode_reads_json(e)},
           {"max_kv_tokens", e.capacity ? json(e.capacity->max_kv_tokens) : json()},
           {"max_sequences", e.capacity ? json(e.capacity->max_sequences) : json()},
           {"capacity", e.capacity ? capacity_json(*e.capacity) : json()},

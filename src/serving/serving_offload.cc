@@ -215,11 +215,6 @@ void add_offload_warnings(const InferenceScenario& s, InferenceEstimate& e) {
     e.warnings.push_back(
         "swap_space_gib: vLLM V1 (the default since v0.8) preempts by recomputing and allocates "
         "no swap space; the host row is what V0 allocates");
-  if (o.cpu_offload_bytes > 0)
-    e.warnings.push_back(fmt::format(
-        "cpu_offload_gib: every forward reads the {} offloaded over PCIe (or C2C): decoding slows "
-        "by about that many bytes per step at the link's bandwidth",
-        gib_text(o.cpu_offload_bytes)));
   if (!o.hierarchical_cache || e.kv_tiers.empty()) return;
   const KvTier& gpu = e.kv_tiers.front();
   for (const KvTier& t : e.kv_tiers)

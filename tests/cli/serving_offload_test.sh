@@ -14,6 +14,10 @@ expect_json "all(r['formula'] and r['source'] for r in d['rows'] if r['counts_to
 expect_json "d['scenario']['offload']['cpu_offload_bytes'] == 4 * 2**30"
 expect_json "d['kv_tiers'][0]['tier'] == 'gpu' and d['kv_tiers'][0]['tokens'] == d['max_kv_tokens']"
 expect_json "d['fit'][0]['host']['gpus_per_node'] == 1"
+# Every decode step reads the offloaded 4 GiB over PCIe 5.0 x16 at 80% of 64 GB/s.
+expect_json "d['decode_weight_reads']['gpu'] == 'h100-80gb' and abs(d['decode_weight_reads']['host_link_s'] - 4 * 2**30 / 51.2e9) < 1e-9"
+expect_json "d['decode_weight_reads']['host_link_s'] > 10 * d['decode_weight_reads']['hbm_s']"
+expect_json "any('at least 83.9 ms per step' in w for w in d['warnings'])"
 
 case_name "KV offload and swap space are host tiers with their tokens"
 run infer --model Llama-3.1-8B --tp 2 --gpu-memory-utilization 0.9 --kv-offload-gib 64 --swap-space-gib 4 --format json

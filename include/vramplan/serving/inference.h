@@ -142,6 +142,13 @@ struct InferenceEstimate {
   std::vector<KvTier> kv_tiers;  // the GPU pool first, then the host pools (binding rank)
   std::optional<Capacity> capacity;
   std::vector<Fit> fit;  // filled by the front end
+  // With weights offloaded (cpu_offload_gib), what a memory-bound decode step on the chosen GPU
+  // spends reading them (perf/weight_reads.h): filled by the front end, which knows the GPU.
+  struct DecodeReads {
+    std::string gpu;
+    double hbm_s = 0, host_link_s = 0;
+  };
+  std::optional<DecodeReads> decode_weight_reads;
   std::vector<std::string> warnings;
 };
 

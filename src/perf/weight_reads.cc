@@ -1,0 +1,18 @@
+#include "perf/weight_reads.h"
+
+#include "vramplan/perf/step_time.h"
+
+namespace vramplan {
+
+WeightReads decode_weight_reads(int64_t gpu_weight_bytes, int64_t offloaded_bytes, const Gpu& gpu) {
+  const StepTimeConstants c;
+  WeightReads out;
+  if (gpu.hbm_gbps > 0)
+    out.hbm_s = static_cast<double>(gpu_weight_bytes) / (gpu.hbm_gbps * 1e9 * c.hbm_efficiency);
+  if (gpu.host_link_gbps > 0)
+    out.host_link_s =
+        static_cast<double>(offloaded_bytes) / (gpu.host_link_gbps * 1e9 * c.host_link_efficiency);
+  return out;
+}
+
+}  // namespace vramplan
