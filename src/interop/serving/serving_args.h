@@ -55,6 +55,7 @@ enum class Action {
   kSwapSpace,          // vLLM --swap-space: swap_space_gib
   kKvOffloadSize,      // vLLM --kv-offloading-size: kv_offload_gib
   kKvOffloadBackend,   // vLLM --kv-offloading-backend native|lmcache
+  kKvTransferConfig,   // vLLM --kv-transfer-config: LMCache's CPU pool
   kHierarchicalCache,  // SGLang --enable-hierarchical-cache
   kHicacheRatio,       // SGLang --hicache-ratio
   kHicacheSize,        // SGLang --hicache-size (GB)

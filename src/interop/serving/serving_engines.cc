@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "interop/serving/kv_connector.h"
 #include "interop/serving/serving_importer.h"
 
 namespace vramplan::interop {
@@ -161,6 +162,7 @@ std::optional<Error> finish_vllm(const ServingCommand& cmd, ServingState& st, Im
     return Error{cmd.program, "", "a model: vllm serve MODEL, or --model MODEL",
                  "the command names no model"};
   if (auto e = check_vllm(st)) return e;
+  if (auto e = finish_kv_connector(cmd, st, out)) return e;
   report_generation(st, out);
   apply_unchunked(st, out);
   apply_expert_parallel(st, out);

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "interop/serving/engine_flags.h"
+#include "interop/serving/kv_connector.h"
 #include "interop/serving/serving_importer.h"
 #include "interop/serving/serving_values.h"
 #include "interop/shell_words.h"
@@ -228,7 +229,10 @@ class Importer {
       case Action::kSwapSpace:
         return gib_flag(a, "swap_space_gib");
       case Action::kKvOffloadSize:
+        st_.kv_offloading_key = a.written;
         return gib_flag(a, "kv_offload_gib");
+      case Action::kKvTransferConfig:
+        return read_kv_transfer_config(a, st_, out_);
       case Action::kKvOffloadBackend:
         return kv_backend_flag(a);
       case Action::kHierarchicalCache:
@@ -435,6 +439,8 @@ void read_environment(const ServingCommand& cmd, ServingState& st, ImportBuilder
                  std::string(kNoMemoryEffect) +
                      ": which GPUs; the layout comes from the "
                      "parallel sizes");
+    } else if (name.rfind("LMCACHE_", 0) == 0 && st.engine == ServingEngine::kVllm) {
+      continue;  // kv_connector.cc finish_kv_connector, which knows the connector
     } else if (name.rfind("VLLM_", 0) == 0 || name.rfind("SGLANG_", 0) == 0 ||
                name.rfind("PYTORCH_", 0) == 0 || name.rfind("NCCL_", 0) == 0) {
       out.ignore(name, value, "not read: an environment variable vramplan does not model");

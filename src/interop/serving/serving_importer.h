@@ -38,6 +38,8 @@ struct ServingState {
   EngineLog log;
   VllmGeneration generation = VllmGeneration::kUnknown;
   std::string generation_key, generation_value;
+  Read<std::string> kv_connector;  // --kv-transfer-config's LMCache connector, when given
+  std::string kv_offloading_key;   // --kv-offloading-size, when given
 };
 
 // vLLM's conclusions: the engine version and its defaults, expert parallelism over tp·dp, the
