@@ -76,6 +76,27 @@ TEST(ApiPlan, CoreErrorsNameTheSetting) {
   json path_model = kSmallSearch;
   path_model["model"] = "/etc/passwd";
   EXPECT_EQ(error_of(call("POST", "/api/plan", path_model.dump()))["field"], "model");
+  json offload = kSmallSearch;
+  offload["offload_search"] = "always";
+  EXPECT_EQ(error_of(call("POST", "/api/plan", offload.dump()))["field"], "offload_search");
+  offload["offload_search"] = "auto";
+  offload["host_memory_gbps"] = "fast";
+  EXPECT_EQ(error_of(call("POST", "/api/plan", offload.dump()))["field"], "host_memory_gbps");
+}
+
+// Nothing fits on one 40 GB A100 for a full fine-tune of an 8B model: the answer is the offload
+// pass's, as `vramplan plan` gives it.
+TEST(ApiPlan, OffloadsWhenNothingFitsAndSaysSo) {
+  const json body = {{"model", "Llama-3.1-8B"}, {"gpus", 1},        {"gpu", "a100-40gb"},
+                     {"seq_len", 4096},         {"global_batch", 8}, {"threads", 1}};
+  const Response r = call("POST", "/api/plan", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json answer = json::parse(r.body);
+  EXPECT_TRUE(answer["offload_search"]["ran"]);
+  ASSERT_FALSE(answer["candidates"].empty());
+  EXPECT_NE(answer["candidates"][0]["offload"]["optimizer"], "none");
+  EXPECT_GT(answer["candidates"][0]["peak"]["host_bytes"], 0);
+  EXPECT_GT(answer["candidates"][0]["step_time"]["offload_s"], 0);
 }
 
 TEST(ApiPlan, RefusesSearchesBeyondTheServersBounds) {

@@ -42,6 +42,8 @@ TEST(RooflineApi, BadInputIsA400NamingTheKey) {
   for (const auto& [body, field] : std::map<std::string, std::string>{
            {R"({"model": "Llama-3.1-8B", "gpus_per_node": 0})", "gpus_per_node"},
            {R"({"model": "Llama-3.1-8B", "inter_node_gbps": "fast"})", "inter_node_gbps"},
+           {R"({"model": "Llama-3.1-8B", "host_link_gbps": 0})", "host_link_gbps"},
+           {R"({"model": "Llama-3.1-8B", "nvme_gbps": -1})", "nvme_gbps"},
            {R"({"model": "Llama-3.1-8B", "gpu_memory_gib": 80})", "gpu_memory_gib"},
            {R"({"model": "./config.json"})", "model"},
            {R"({"model": )", "body"}}) {

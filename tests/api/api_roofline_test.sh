@@ -33,10 +33,10 @@ expect_json "isinstance(d['warnings'], list)"
 
 case_name "text values, another GPU, tensor parallelism and the cluster keys"
 same_as_cli '{"model": "Llama-3.1-8B", "gpus": "8", "tp": 4, "gpu": "mi300x-192gb",
-  "gpus_per_node": 4, "intra_node_gbps": "100", "inter_node_gbps": 12.5}' \
+  "gpus_per_node": 4, "intra_node_gbps": "100", "inter_node_gbps": 12.5, "nvme_gbps": 40}' \
   --model Llama-3.1-8B --gpus 8 --tp 4 --gpu mi300x-192gb --gpus-per-node 4 \
-  --intra-node-gbps 100 --inter-node-gbps 12.5
-expect_json "d['cluster'] == {'gpus_per_node': 4, 'intra_node_gbps': 100, 'inter_node_gbps': 12.5}"
+  --intra-node-gbps 100 --inter-node-gbps 12.5 --nvme-gbps 40
+expect_json "d['cluster'] == {'gpus_per_node': 4, 'intra_node_gbps': 100, 'inter_node_gbps': 12.5, 'host_link_gbps': 64, 'host_memory_gbps': 922, 'nvme_gbps': 40}"
 expect_json "d['gpu']['matmul_tflops'] == 1307.4"
 
 case_name "MoE with MLA"

@@ -26,7 +26,7 @@ run roofline "${LLAMA[@]}" --format json
 expect_exit 0
 expect_json_sane
 expect_json "d['gpu']['id'] == 'h100-80gb' and abs(d['gpu']['matmul_ridge'] - 989.4e12 / 3350e9) < 1e-6"
-expect_json "d['cluster'] == {'gpus_per_node': 8, 'intra_node_gbps': 450, 'inter_node_gbps': 50}"
+expect_json "d['cluster'] == {'gpus_per_node': 8, 'intra_node_gbps': 450, 'inter_node_gbps': 50, 'host_link_gbps': 64, 'host_memory_gbps': 614, 'nvme_gbps': 25}"
 expect_json "0 < d['step_time']['mfu'] < 1 and d['step_time']['tokens_per_s_per_gpu'] > 0"
 expect_json "all(op['bound'] == ('memory' if op['intensity'] < op['ridge'] else 'compute') for s in d['sections'] for op in s['ops'])"
 expect_json "[op['bound'] for op in d['sections'][0]['ops'] if op['op'] == 'MLP down projection'] == ['compute', 'compute']"
@@ -50,7 +50,15 @@ check "one line per operation" test "$(printf '%s\n' "$RUN_OUT" | grep -c 'dense
 case_name "cluster flags"
 run roofline "${LLAMA[@]}" --gpus-per-node 4 --intra-node-gbps 100 --inter-node-gbps 12.5 --format json
 expect_exit 0
-expect_json "d['cluster'] == {'gpus_per_node': 4, 'intra_node_gbps': 100, 'inter_node_gbps': 12.5}"
+expect_json "d['cluster'] == {'gpus_per_node': 4, 'intra_node_gbps': 100, 'inter_node_gbps': 12.5, 'host_link_gbps': 64, 'host_memory_gbps': 614, 'nvme_gbps': 25}"
+
+case_name "a scenario that offloads pays for it in the step"
+run roofline "${LLAMA[@]}" --zero 3 --offload-optimizer cpu --offload-params cpu --format json
+expect_exit 0
+expect_json "d['step_time']['offload_s'] > 0"
+run roofline "${LLAMA[@]}" --zero 3 --offload-optimizer cpu --host-memory-gbps 0
+expect_exit 2
+expect_stderr_contains "--host-memory-gbps"
 
 case_name "tensor parallelism across nodes is slower"
 run roofline --model Llama-3.1-8B --tp 8 --gpus 8 --format json
