@@ -87,7 +87,7 @@ TEST(ApiPlan, CoreErrorsNameTheSetting) {
 // Nothing fits on one 40 GB A100 for a full fine-tune of an 8B model: the answer is the offload
 // pass's, as `vramplan plan` gives it.
 TEST(ApiPlan, OffloadsWhenNothingFitsAndSaysSo) {
-  const json body = {{"model", "Llama-3.1-8B"}, {"gpus", 1},        {"gpu", "a100-40gb"},
+  const json body = {{"model", "Llama-3.1-8B"}, {"gpus", 1},         {"gpu", "a100-40gb"},
                      {"seq_len", 4096},         {"global_batch", 8}, {"threads", 1}};
   const Response r = call("POST", "/api/plan", body.dump());
   ASSERT_EQ(r.status, 200) << r.body;

@@ -81,7 +81,8 @@ std::optional<Error> finish_kv_connector(const ServingCommand& cmd, ServingState
                  fmt::format("either {} or an LMCache --kv-transfer-config", st.kv_offloading_key),
                  "vLLM builds its own connector config from --kv-offloading-size"};
   if (const auto local = env_of(cmd, "LMCACHE_LOCAL_CPU"); local && !truthy_text(*local)) {
-    out.understood("LMCACHE_LOCAL_CPU", *local, "no local CPU pool: LMCache keeps nothing on the host");
+    out.understood("LMCACHE_LOCAL_CPU", *local,
+                   "no local CPU pool: LMCache keeps nothing on the host");
     out.understood(key, *st.kv_connector.value, "LMCache without its local CPU backend");
     return std::nullopt;
   }
