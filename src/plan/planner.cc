@@ -335,10 +335,7 @@ Result<PlanResult> plan(const PlanRequest& r) {
       found.stats.threads = threads;
       settle_misses(found);
     } else {
-      found.stats.evaluated += offloaded.found.stats.evaluated;
-      found.stats.memory_computed += offloaded.found.stats.memory_computed;
-      found.stats.memory_fallback += offloaded.found.stats.memory_fallback;
-      found.stats.host_over += offloaded.found.stats.host_over;
+      add_stats(found.stats, offloaded.found.stats);
     }
     found.stats.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

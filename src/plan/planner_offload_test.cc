@@ -105,6 +105,21 @@ TEST(PlannerOffload, GivenOffloadIsKeptAndNeedsASharding) {
   EXPECT_EQ(refused.error().field, "offload_params");
 }
 
+// Sixteen GPUs make HYBRID_SHARD a sharding choice: its offload check needs the branch's data
+// ranks (a shard group of 8 over one data rank divided by zero before).
+TEST(PlannerOffload, HybridShardingIsCheckedWithTheBranchsDegrees) {
+  const json settings = {{"model", "Llama-3.1-8B"}, {"gpus", 16}, {"seq_len", 4096},
+                         {"global_batch", 64},      {"top", 3},   {"offload_optimizer", "cpu"},
+                         {"offload_params", "cpu"}, {"max_tp", 1}};
+  Result<PlanResult> p = plan_of(settings);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_FALSE(p->candidates.empty());
+  for (const PlanCandidate& c : p->candidates)
+    EXPECT_TRUE(c.layout.sharding.zero == 3 || c.layout.sharding.fsdp == FsdpMode::kFullShard ||
+                c.layout.sharding.fsdp == FsdpMode::kHybridShard)
+        << layout_name(c.layout);
+}
+
 TEST(PlannerOffload, LayoutNamesSayTheOffload) {
   PlanLayout l;
   l.sharding.zero = 3;

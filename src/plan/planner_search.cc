@@ -110,6 +110,8 @@ class Worker {
   void decide(PlanLayout& layout, const FastPeak& peak);
   void keep_fit(const PlanCandidate& c);
   void keep_miss(const PlanCandidate& c);
+  bool probe_misses(PlanLayout& layout, const Inner& in, const PipeOption& pipe,
+                    const ShardingChoice& mode, int64_t inner_count);
   void run_slow(const Branch& b, PlanLayout& layout, const Inner& in,
                 const std::vector<ShardingChoice>& modes);
 
@@ -208,21 +210,62 @@ void Worker::decide(PlanLayout& layout, const FastPeak& peak) {
   keep_fit(c);
 }
 
+// With offload the search runs on estimate() alone (run_slow), so each sharding is first probed
+// at its least memory: full recomputation, sequence parallelism where offered, each schedule,
+// micro-batch 1 (GPipe: every micro-batch, since it holds all of a step's microbatches whatever
+// their size). Memory only grows with the micro-batch outside GPipe, with less recomputation
+// (full keeps each layer's input; its recompute working set is at most one layer's saved
+// tensors, which none and selective keep for every layer) and without sequence parallelism, so
+// when every probe misses, no layout of the sharding fits: the probes are decided as misses and
+// the rest counted as pruned.
+bool Worker::probe_misses(PlanLayout& layout, const Inner& in, const PipeOption& pipe,
+                          const ShardingChoice& mode, int64_t inner_count) {
+  const bool full = std::find(in.rcs.begin(), in.rcs.end(), Recompute::kFull) != in.rcs.end();
+  if (!full || in.mbs.empty() || in.sps.empty()) return false;
+  std::vector<std::pair<PlanLayout, FastPeak>> probes;
+  for (Schedule schedule : pipe.schedules) {
+    const size_t mbs = schedule == Schedule::kGPipe ? in.mbs.size() : 1;
+    for (size_t i = 0; i < mbs; ++i) {
+      layout.sequence_parallel = in.sps.front();  // true where offered (sequence_parallel_for)
+      layout.micro_batch = in.mbs[i];
+      layout.recompute = Recompute::kFull;
+      layout.schedule = schedule;
+      layout.sharding = mode;
+      apply_layout(layout, scenario_);
+      const FastPeak peak = memory_.evaluate(scenario_);
+      if (peak.overflow || peak.device_bytes <= limit_) return false;
+      probes.emplace_back(layout, peak);
+    }
+  }
+  for (auto& [probe, peak] : probes) decide(probe, peak);
+  const int64_t rest = inner_count - static_cast<int64_t>(probes.size());
+  out_.stats.evaluated += rest;
+  out_.stats.pruned += rest;
+  return true;
+}
+
 void Worker::run_slow(const Branch& b, PlanLayout& layout, const Inner& in,
                       const std::vector<ShardingChoice>& modes) {
   const PipeOption& pipe = pipes_[b.pipe];
+  std::vector<ShardingChoice> open;
+  const int64_t per_mode =
+      static_cast<int64_t>(in.sps.size() * in.mbs.size() * in.rcs.size() * pipe.schedules.size());
+  for (const ShardingChoice& mode : modes)
+    if (!r_.base.offload.any() || !probe_misses(layout, in, pipe, mode, per_mode))
+      open.push_back(mode);
+  if (open.empty()) return;
   // Micro-batches ascend (micro_batches_for). Outside GPipe, the activations a rank holds grow
   // with the micro-batch (1F1B and interleaved keep min(m, in-flight) microbatches of mb
   // sequences: non-decreasing in mb) and nothing else shrinks, so a combination that misses at
   // one micro-batch misses at every larger one: decided without its peak.
-  const size_t combos = in.rcs.size() * pipe.schedules.size() * modes.size();
+  const size_t combos = in.rcs.size() * pipe.schedules.size() * open.size();
   for (bool sp : in.sps) {
     std::vector<bool> missed(combos, false);
     for (int64_t mb : in.mbs) {
       size_t combo = 0;
       for (Recompute rc : in.rcs)
         for (Schedule schedule : pipe.schedules)
-          for (const ShardingChoice& mode : modes) {
+          for (const ShardingChoice& mode : open) {
             const size_t at = combo++;
             if (missed[at]) {
               ++out_.stats.evaluated;
@@ -419,14 +462,17 @@ void merge_search(SearchResult& total, SearchResult& part, int top_k) {
   if (part.closest_miss &&
       (!total.closest_miss || closer_miss(*part.closest_miss, *total.closest_miss)))
     total.closest_miss = part.closest_miss;
-  PlanStats& s = total.stats;
-  s.evaluated += part.stats.evaluated;
-  s.memory_computed += part.stats.memory_computed;
-  s.memory_fallback += part.stats.memory_fallback;
-  s.pruned += part.stats.pruned;
-  s.fitting += part.stats.fitting;
-  s.untimed += part.stats.untimed;
-  s.host_over += part.stats.host_over;
+  add_stats(total.stats, part.stats);
+}
+
+void add_stats(PlanStats& total, const PlanStats& part) {
+  total.evaluated += part.evaluated;
+  total.memory_computed += part.memory_computed;
+  total.memory_fallback += part.memory_fallback;
+  total.pruned += part.pruned;
+  total.fitting += part.fitting;
+  total.untimed += part.untimed;
+  total.host_over += part.host_over;
 }
 
 void settle_misses(SearchResult& total) {

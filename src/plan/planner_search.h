@@ -63,6 +63,8 @@ SearchResult search_layouts(const PlanRequest& request, const FastMemoryModel& m
 // Adds `part` (another thread's or another search's) to `total`: the top K, the families' best
 // and closest misses, the stats.
 void merge_search(SearchResult& total, SearchResult& part, int top_k);
+// Adds one search's counts to another's (not seconds or threads).
+void add_stats(PlanStats& total, const PlanStats& part);
 // Drops the misses that no longer matter: the closest when something fits, a family's when one
 // of it fits.
 void settle_misses(SearchResult& total);

@@ -164,9 +164,16 @@ std::vector<ShardingChoice> shardings_for(const PlanRequest& r, int64_t tp, int6
   // stages differ even on one data rank (ZeRO-Offload on a single GPU).
   const bool offload = r.base.offload.any();
   Scenario with_mode;
-  if (offload) {
+  if (offload) {  // the branch's degrees: sharding_of divides the data ranks by the groups
     with_mode.offload = r.base.offload;
     with_mode.finetune = r.base.finetune;
+    with_mode.model = r.base.model;
+    Parallelism& p = with_mode.parallel;
+    p.tp = tp;
+    p.cp = cp;
+    p.dp = dp;
+    p.ep = ep;
+    p.etp = etp;
   }
   std::vector<ShardingChoice> out;
   for (const ShardingChoice& c : all) {
