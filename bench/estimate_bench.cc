@@ -15,6 +15,7 @@
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/params.h"
 #include "vramplan/model/presets.h"
+#include "vramplan/report/settings_report.h"
 #include "vramplan/training/estimate.h"
 
 namespace {
@@ -99,6 +100,25 @@ void BM_EstimateSettings(benchmark::State& state, json settings) {
 BENCHMARK_CAPTURE(BM_EstimateSettings, NoFormulas,
                   json{{"model", "Llama-3.1-8B"}, {"formulas", false}});
 BENCHMARK_CAPTURE(BM_EstimateSettings, Formulas, llama_settings());
+
+// The same, answered as the JSON text `vramplan estimate --format json` prints (compact): what
+// the server and the Python module hand back.
+void BM_EstimateSettingsJson(benchmark::State& state, json settings) {
+  for (auto _ : state) {
+    vramplan::Result<vramplan::SettingsEstimate> result =
+        vramplan::estimate_settings(settings, kNoFiles);
+    if (!result) {
+      state.SkipWithError(result.error().message().c_str());
+      break;
+    }
+    std::string text = vramplan::settings_estimate_to_json(*result).dump();
+    benchmark::DoNotOptimize(text);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_EstimateSettingsJson, NoFormulas,
+                  json{{"model", "Llama-3.1-8B"}, {"formulas", false}});
+BENCHMARK_CAPTURE(BM_EstimateSettingsJson, Formulas, llama_settings());
 
 // Settings to Scenario: preset lookup, config.json parsing, overrides, default batch.
 void BM_ResolveScenario(benchmark::State& state, json settings) {

@@ -26,8 +26,19 @@ def test_estimate_without_formulas_equals_cli(cli, tmp_path):
     assert done.returncode == 0, done.stderr
     lean = vramplan.estimate(**settings).to_dict()
     assert lean == json.loads(done.stdout)
-    flag = cli_json(cli, "estimate", "--model", "Llama-3.1-8B", "--tp", "2", "--seq-len", "8192",
-                    "--no-formulas", "--format", "json")
+    flag = cli_json(
+        cli,
+        "estimate",
+        "--model",
+        "Llama-3.1-8B",
+        "--tp",
+        "2",
+        "--seq-len",
+        "8192",
+        "--no-formulas",
+        "--format",
+        "json",
+    )
     assert lean == flag
 
 
@@ -124,8 +135,18 @@ def test_roofline_gpu_catalog_equals_cli(cli, tmp_path):
     catalog = json.loads((ROOT / "data" / "gpus.json").read_text())
     path = tmp_path / "catalog.json"
     path.write_text(json.dumps(catalog))
-    expected = cli_json(cli, "roofline", "--model", "Llama-3.1-8B", "--gpu", "h100-80gb",
-                        "--gpu-catalog", str(path), "--format", "json")
+    expected = cli_json(
+        cli,
+        "roofline",
+        "--model",
+        "Llama-3.1-8B",
+        "--gpu",
+        "h100-80gb",
+        "--gpu-catalog",
+        str(path),
+        "--format",
+        "json",
+    )
     by_path = vramplan.roofline(model="Llama-3.1-8B", gpu="h100-80gb", gpu_catalog=str(path))
     by_dict = vramplan.roofline(model="Llama-3.1-8B", gpu="h100-80gb", gpu_catalog=catalog)
     assert by_path.to_dict() == expected
@@ -160,8 +181,9 @@ def test_validate_mode_equals_cli(cli, mode):
     assert vramplan.validate(**{mode: True}).to_dict() == expected
 
 
-@pytest.mark.parametrize("args", [{}, {"dataset": "megatron"}, {"throughput": True}],
-                         ids=json.dumps)
+@pytest.mark.parametrize(
+    "args", [{}, {"dataset": "megatron"}, {"throughput": True}], ids=json.dumps
+)
 def test_validate_check_as_cli(cli, args):
     argv = ["validate", "--check", "--format", "json"]
     if "dataset" in args:
@@ -195,3 +217,37 @@ def test_validate_bad_modes(args, field):
     with pytest.raises(vramplan.Error) as caught:
         vramplan.validate(**args)
     assert caught.value.field == field
+
+
+# -- an estimate read in parts (the answer stays in C++ until read)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"model": "Llama-3.1-8B", "tp": 2, "pp": 2, "gpus": 8},
+        {"model": "Llama-3.1-8B", "formulas": False},
+        {
+            "model": "Llama-3.1-8B",
+            "from_": "--tensor-model-parallel-size 2 --seq-length 4096 --micro-batch-size 1 --bf16",
+        },
+    ],
+    ids=lambda s: json.dumps(s)[:60],
+)
+def test_estimate_parts_equal_the_whole(settings):
+    whole = vramplan.estimate(**settings).to_dict()
+    lazy = vramplan.estimate(**settings)
+    assert sorted(lazy.keys()) == sorted(whole)
+    fresh = vramplan.estimate(**settings)
+    for key in whole:
+        value = fresh[key]
+        assert (
+            value.to_dict()
+            if isinstance(value, vramplan.Result)
+            else [v.to_dict() if isinstance(v, vramplan.Result) else v for v in value]
+            if isinstance(value, list)
+            else value
+        ) == whole[key]
+    with pytest.raises(AttributeError):
+        vramplan.estimate(model="Llama-3.1-8B").no_such_key
+    assert "peak" in vramplan.estimate(model="Llama-3.1-8B")

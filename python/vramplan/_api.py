@@ -68,14 +68,17 @@ def _settings(kwargs):
     return out
 
 
-def _call(function, settings):
+def _dumps(settings):
     try:
-        text = json.dumps(settings)
+        return json.dumps(settings)
     except (TypeError, ValueError) as e:
         raise Error(
             "settings", repr(settings), "JSON values (numbers, text, bools, dicts)", str(e)
         ) from None
-    ok, answer = function(text)
+
+
+def _call(function, settings):
+    ok, answer = function(_dumps(settings))
     data = json.loads(answer)
     if not ok:
         raise _error(data)
@@ -95,7 +98,13 @@ def estimate(**settings):
     >>> est = vramplan.estimate(model="Llama-3.1-8B", tp=2, seq_len=8192)
     >>> est.stages[0].rows[0].formula  # doctest: +SKIP
     """
-    return _call(_core.estimate, _settings(settings))
+    ok, answer = _core.estimate_answer(_dumps(_settings(settings)))
+    if isinstance(answer, str):  # emit=, or an error
+        data = json.loads(answer)
+        if not ok:
+            raise _error(data)
+        return Result(data)
+    return Result(None, answer)
 
 
 def infer(**settings):
@@ -325,14 +334,13 @@ def check(headroom=0.0, **settings):
     ):
         raise Error("headroom", repr(headroom), "a fraction from 0 (none) up to, not including, 1")
     est = estimate(**settings)
-    data = est.to_dict()
-    fit = data["fit"][0]
+    fit = est["fit"][0]
     usable = fit["usable_bytes"] * (1 - headroom)
-    peak = data["peak"]["device_bytes"]
+    peak = est["peak"]["device_bytes"]
     if peak <= usable:
         return est
     lines = [f"{'stage':<10} {'component':<32} {'GiB':>9}"]
-    for stage in data["stages"]:
+    for stage in est.to_dict()["stages"]:
         for row in stage["rows"]:
             lines.append(f"{stage['name']:<10} {row['component']:<32} {row['bytes'] / 2**30:>9.2f}")
     reason = (

@@ -47,10 +47,12 @@ void print_table(const ThroughputReport& report, bool rows) {
 int run_calibration(const std::string& format) {
   Result<Calibration> fit = calibrate_step_time(calibration_models());
   if (!fit) return report_error(fit.error());
-  nlohmann::json out = {
-      {"models", fit->models},           {"rows", fit->rows},
-      {"evaluations", fit->evaluations}, {"start_objective", fit->start_objective},
-      {"objective", fit->objective},     {"constants", step_time_constants_to_json(fit->constants)}};
+  nlohmann::json out = {{"models", fit->models},
+                        {"rows", fit->rows},
+                        {"evaluations", fit->evaluations},
+                        {"start_objective", fit->start_objective},
+                        {"objective", fit->objective},
+                        {"constants", step_time_constants_to_json(fit->constants)}};
   if (format == "json") {
     std::cout << out.dump(2) << "\n";
   } else {

@@ -125,6 +125,59 @@ Answer estimate(const std::string& text) {
       [](const SettingsEstimate& a) { return settings_estimate_to_json(a); });
 }
 
+// One training estimate kept in C++ for Python to read in parts (python/vramplan/_result.py):
+// a top-level key's JSON alone when asked for (est.peak), the whole JSON text only for
+// to_dict()/to_json(). Each part equals that key of `vramplan estimate --format json`.
+class EstimateAnswer {
+ public:
+  EstimateAnswer(SettingsEstimate answer, std::optional<json> checkpoint)
+      : answer_(std::move(answer)), checkpoint_(std::move(checkpoint)) {}
+  std::vector<std::string> keys() const {
+    std::vector<std::string> keys = settings_estimate_keys(answer_);
+    if (checkpoint_) keys.push_back("checkpoint");
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }
+  std::string part(const std::string& key) const {
+    if (key == "checkpoint") return checkpoint_ ? checkpoint_->dump() : "null";
+    return settings_estimate_part(answer_, key).dump();
+  }
+  std::string text() const {
+    json out = settings_estimate_to_json(answer_);
+    if (checkpoint_) out["checkpoint"] = *checkpoint_;
+    return out.dump();
+  }
+
+ private:
+  SettingsEstimate answer_;
+  std::optional<json> checkpoint_;
+};
+
+// estimate() answered as an EstimateAnswer (or, with "emit" or on an error, as JSON text).
+struct LazyEstimate {
+  Answer text;
+  std::optional<EstimateAnswer> answer;
+};
+
+LazyEstimate estimate_lazy(const std::string& text) {
+  Result<json> parsed = parse_settings(text);
+  if (!parsed) return {failed(parsed.error()), std::nullopt};
+  json settings = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(settings);
+  if (!emit) return {failed(emit.error()), std::nullopt};
+  const FileReader reader = read_file;
+  hub::HubModels hub_models;
+  Result<SettingsEstimate> result = estimate_settings(settings, reader, hub_models.fetcher(reader));
+  if (!result) return {failed(result.error()), std::nullopt};
+  SettingsEstimate answer = std::move(result).value();
+  if (*emit)
+    return {emitted(emit_training(answer.resolved.scenario, settings, **emit), **emit),
+            std::nullopt};
+  std::optional<json> checkpoint =
+      hub_models.report(answer.estimate.parameters.total, answer.estimate.warnings);
+  return {{true, ""}, EstimateAnswer(std::move(answer), std::move(checkpoint))};
+}
+
 Answer infer(const std::string& text) {
   return answer_settings(
       text,
@@ -280,6 +333,20 @@ PYBIND11_MODULE(_core, m) {
   namespace vp = vramplan::python;
   m.doc() = "vramplan's C++ core; use the vramplan package, not this module.";
   m.def("estimate", [](const std::string& s) { return vp::released(vp::estimate, s); });
+  py::class_<vp::EstimateAnswer>(m, "EstimateAnswer")
+      .def("keys", &vp::EstimateAnswer::keys)
+      .def("part", &vp::EstimateAnswer::part)
+      .def("text", &vp::EstimateAnswer::text);
+  // (True, EstimateAnswer), or (ok, JSON text) for emit= and errors.
+  m.def("estimate_answer", [](const std::string& s) -> py::tuple {
+    vp::LazyEstimate lazy;
+    {
+      py::gil_scoped_release release;
+      lazy = vp::estimate_lazy(s);
+    }
+    if (lazy.answer) return py::make_tuple(true, std::move(*lazy.answer));
+    return py::make_tuple(lazy.text.first, lazy.text.second);
+  });
   m.def("infer", [](const std::string& s) { return vp::released(vp::infer, s); });
   m.def("plan", [](const std::string& s) { return vp::released(vp::plan, s); });
   m.def("roofline", [](const std::string& s) { return vp::released(vp::roofline, s); });

@@ -14,9 +14,9 @@ namespace vramplan {
 struct PlanEmit {
   std::string config;  // the launch config or command line, as the format writes it
   std::string format;
-  size_t choice = 0;     // the candidate written (0: the first choice)
-  std::string layout;    // its layout ("tp4 sp pp8 ...")
-  std::string skipped;   // when choice > 0: why the better-ranked ones cannot be written
+  size_t choice = 0;    // the candidate written (0: the first choice)
+  std::string layout;   // its layout ("tp4 sp pp8 ...")
+  std::string skipped;  // when choice > 0: why the better-ranked ones cannot be written
 };
 
 // The best-ranked layout the format can write: each candidate's scenario settings resolved again
