@@ -19,8 +19,8 @@ class Result:
     ``to_dict()`` gives the JSON back exactly as ``vramplan ... --format json`` prints it.
     Keys are also reachable as items (``est["peak"]``).
 
-    An estimate's answer stays in C++ until it is read: each top-level key is written as JSON
-    and read back the first time it is asked for (``est.peak`` costs the peak alone), and
+    An estimate's answer stays in C++ until it is read: each top-level key is made a Python value
+    the first time it is asked for (``est.peak`` costs the peak alone), and
     ``to_dict()``, ``to_json()``, ``==`` and the notebook view read the whole answer once.
     """
 
@@ -35,7 +35,7 @@ class Result:
 
     def _full(self):
         if self._data is None:
-            object.__setattr__(self, "_data", json.loads(self._answer.text()))
+            object.__setattr__(self, "_data", self._answer.value())
             object.__setattr__(self, "_answer", None)
             object.__setattr__(self, "_parts", {})
         return self._data
@@ -47,7 +47,7 @@ class Result:
         if key not in parts:
             if key not in self._keys:
                 raise KeyError(key)
-            parts[key] = json.loads(self._answer.part(key))
+            parts[key] = self._answer.part(key)
         return parts[key]
 
     def _key_list(self):
@@ -82,7 +82,7 @@ class Result:
     def to_dict(self):
         """A deep copy of the answer as plain dicts and lists (the CLI's JSON)."""
         if self._data is None:
-            return json.loads(self._answer.text())
+            return self._answer.value()  # made anew on each call
         return json.loads(json.dumps(self._data))
 
     def to_json(self, indent=2):

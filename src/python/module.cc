@@ -125,9 +125,39 @@ Answer estimate(const std::string& text) {
       [](const SettingsEstimate& a) { return settings_estimate_to_json(a); });
 }
 
+// A JSON value as the Python value json.loads would give for its text (objects keep their keys'
+// order), without writing and parsing the text.
+py::object to_python(const json& j) {
+  switch (j.type()) {
+    case json::value_t::boolean:
+      return py::bool_(j.get<bool>());
+    case json::value_t::number_integer:
+      return py::int_(j.get<int64_t>());
+    case json::value_t::number_unsigned:
+      return py::int_(j.get<uint64_t>());
+    case json::value_t::number_float:
+      return py::float_(j.get<double>());
+    case json::value_t::string:
+      return py::str(j.get_ref<const std::string&>());
+    case json::value_t::array: {
+      py::list list(j.size());
+      size_t i = 0;
+      for (const json& v : j) list[i++] = to_python(v);
+      return list;
+    }
+    case json::value_t::object: {
+      py::dict dict;
+      for (auto it = j.begin(); it != j.end(); ++it) dict[py::str(it.key())] = to_python(it.value());
+      return dict;
+    }
+    default:  // null (binary and discarded values are never in an answer)
+      return py::none();
+  }
+}
+
 // One training estimate kept in C++ for Python to read in parts (python/vramplan/_result.py):
-// a top-level key's JSON alone when asked for (est.peak), the whole JSON text only for
-// to_dict()/to_json(). Each part equals that key of `vramplan estimate --format json`.
+// a top-level key alone when asked for (est.peak), the whole answer only for to_dict()/to_json(),
+// each as the Python value json.loads gives for `vramplan estimate --format json`'s text.
 class EstimateAnswer {
  public:
   EstimateAnswer(SettingsEstimate answer, std::optional<json> checkpoint)
@@ -138,14 +168,16 @@ class EstimateAnswer {
     std::sort(keys.begin(), keys.end());
     return keys;
   }
-  std::string part(const std::string& key) const {
-    if (key == "checkpoint") return checkpoint_ ? checkpoint_->dump() : "null";
-    return settings_estimate_part(answer_, key).dump();
+  // One key's value as a Python value (== json.loads of that key's JSON text).
+  py::object part(const std::string& key) const {
+    if (key == "checkpoint") return checkpoint_ ? to_python(*checkpoint_) : py::none();
+    return to_python(settings_estimate_part(answer_, key));
   }
-  std::string text() const {
+  // The whole answer as a Python value (== json.loads of `vramplan estimate --format json`).
+  py::object value() const {
     json out = settings_estimate_to_json(answer_);
     if (checkpoint_) out["checkpoint"] = *checkpoint_;
-    return out.dump();
+    return to_python(out);
   }
 
  private:
@@ -336,7 +368,7 @@ PYBIND11_MODULE(_core, m) {
   py::class_<vp::EstimateAnswer>(m, "EstimateAnswer")
       .def("keys", &vp::EstimateAnswer::keys)
       .def("part", &vp::EstimateAnswer::part)
-      .def("text", &vp::EstimateAnswer::text);
+      .def("value", &vp::EstimateAnswer::value);
   // (True, EstimateAnswer), or (ok, JSON text) for emit= and errors.
   m.def("estimate_answer", [](const std::string& s) -> py::tuple {
     vp::LazyEstimate lazy;

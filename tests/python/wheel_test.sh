@@ -23,12 +23,16 @@ rm -rf "$work/tools" "$work/user" "$work/dist"
 mkdir -p "$work"
 
 # The build's own environment: the pinned build requirements, from PyPI.
+start=$SECONDS
 "$python" -m venv "$work/tools"
 "$work/tools/bin/pip" install -q --disable-pip-version-check -r python/build-requirements.txt
+tools_s=$((SECONDS - start))
+start=$SECONDS
 "$work/tools/bin/pip" wheel -q --disable-pip-version-check --no-build-isolation --no-deps \
   -w "$work/dist" -C cmake.define.VRAMPLAN_PREBUILT="$build" -C build-dir="$work/cmake" .
 wheel=("$work"/dist/vramplan-*.whl)
-echo "wheel_test: built $(basename "${wheel[0]}")"
+echo "wheel_test: built $(basename "${wheel[0]}") in $((SECONDS - start)) s (build requirements: ${tools_s} s)"
+start=$SECONDS
 
 # A user's fresh environment: the wheel alone, nothing fetched (no runtime dependency).
 "$python" -m venv "$work/user"
@@ -47,4 +51,5 @@ if [[ "$got" != "$want" ]]; then
   echo "wheel_test: the wheel says $got bytes, the CLI $want" >&2
   exit 1
 fi
-echo "wheel_test: vramplan.estimate(model='Llama-3.1-8B').peak.allocated_bytes = $got, as the CLI"
+echo "wheel_test: vramplan.estimate(model='Llama-3.1-8B').peak.allocated_bytes = $got, as the CLI" \
+  "(fresh environment, install and check: $((SECONDS - start)) s)"
