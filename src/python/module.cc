@@ -147,7 +147,8 @@ py::object to_python(const json& j) {
     }
     case json::value_t::object: {
       py::dict dict;
-      for (auto it = j.begin(); it != j.end(); ++it) dict[py::str(it.key())] = to_python(it.value());
+      for (auto it = j.begin(); it != j.end(); ++it)
+        dict[py::str(it.key())] = to_python(it.value());
       return dict;
     }
     default:  // null (binary and discarded values are never in an answer)
