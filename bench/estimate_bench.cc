@@ -1,6 +1,6 @@
 // Speed of the estimate's hot paths: estimate() with and without formula strings (the planner
-// calls it per candidate layout with explain off), resolving a scenario from settings (parsing
-// a preset's config.json), and counting parameters.
+// calls it per candidate layout with explain off), the whole call from settings, resolving a
+// scenario from settings (parsing a preset's config.json), and counting parameters.
 //
 //   build/estimate_bench [--benchmark_filter=Explain]
 #include <benchmark/benchmark.h>
@@ -10,10 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "vramplan/io/estimate_request.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/params.h"
 #include "vramplan/model/presets.h"
+#include "vramplan/report/settings_report.h"
 #include "vramplan/training/estimate.h"
 
 namespace {
@@ -78,6 +80,45 @@ void BM_EstimateDeepSeekV3_PP16(benchmark::State& state) {
   run_estimates(state, scenario, /*explain=*/false);
 }
 BENCHMARK(BM_EstimateDeepSeekV3_PP16);
+
+// The whole settings-to-estimate call that `vramplan estimate`, POST /api/estimate and Python's
+// vramplan.estimate make (resolve, estimate, the fit table, the host check), with formulas
+// (explain) on or off ("formulas": false); no JSON written. docs/python.md sets the Python call's
+// cost beside these.
+void BM_EstimateSettings(benchmark::State& state, json settings) {
+  for (auto _ : state) {
+    vramplan::Result<vramplan::SettingsEstimate> result =
+        vramplan::estimate_settings(settings, kNoFiles);
+    if (!result) {
+      state.SkipWithError(result.error().message().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_EstimateSettings, NoFormulas,
+                  json{{"model", "Llama-3.1-8B"}, {"formulas", false}});
+BENCHMARK_CAPTURE(BM_EstimateSettings, Formulas, llama_settings());
+
+// The same, answered as the JSON text `vramplan estimate --format json` prints (compact): what
+// the server and the Python module hand back.
+void BM_EstimateSettingsJson(benchmark::State& state, json settings) {
+  for (auto _ : state) {
+    vramplan::Result<vramplan::SettingsEstimate> result =
+        vramplan::estimate_settings(settings, kNoFiles);
+    if (!result) {
+      state.SkipWithError(result.error().message().c_str());
+      break;
+    }
+    std::string text = vramplan::settings_estimate_to_json(*result).dump();
+    benchmark::DoNotOptimize(text);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_EstimateSettingsJson, NoFormulas,
+                  json{{"model", "Llama-3.1-8B"}, {"formulas", false}});
+BENCHMARK_CAPTURE(BM_EstimateSettingsJson, Formulas, llama_settings());
 
 // Settings to Scenario: preset lookup, config.json parsing, overrides, default batch.
 void BM_ResolveScenario(benchmark::State& state, json settings) {

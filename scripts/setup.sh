@@ -14,11 +14,12 @@ run_packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev li
 # GoogleTest and Benchmark for the C++ tests, chromium for the browser tests, wrk and curl for the
 # load and API tests, openssl for the Hub fixture's certificate, python3 with matplotlib for the
 # accuracy report, pytest and black for the Python scripts' tests and format check; pybind11 and
-# python3-dev for the Python package's module (python/, docs/python.md), nbclient, nbformat and
-# ipykernel to run its example notebook; Debian 12's clang 14 with its runtime libraries
+# python3-dev for the Python package's module (python/, docs/python.md), python3-venv for the
+# fresh environment its wheel is installed into (tests/python/wheel_test.sh), nbclient, nbformat
+# and ipykernel to run its example notebook; Debian 12's clang 14 with its runtime libraries
 # (libFuzzer, ASan, UBSan) for the fuzz targets (scripts/fuzz.sh).
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev clang-format chromium wrk curl openssl
-               python3 python3-matplotlib python3-pytest black pybind11-dev python3-dev
+               python3 python3-matplotlib python3-pytest black pybind11-dev python3-dev python3-venv
                python3-nbclient python3-nbformat python3-ipykernel clang-14 libclang-rt-14-dev)
 case "$profile" in
   run) packages=("${run_packages[@]}") ;;

@@ -23,7 +23,8 @@ python="$(scripts/find_python.sh pytest)" || {
 stage "build (Release)"
 # The Python package's module (python/, docs/python.md) is built in the same build dir, over the
 # same static libraries (compiled once, as position-independent code), for a python3 that can also
-# run its tests and example notebook (ctest python.pytest, python.notebook).
+# run its tests and example notebook (ctest python.pytest, python.notebook); ctest python.wheel
+# builds the wheel over those libraries and installs it into a fresh virtual environment.
 nb_python="$(scripts/find_python.sh pytest nbclient nbformat ipykernel)" || {
   echo "test.sh: no python3 with pytest, nbclient, nbformat and ipykernel (scripts/setup.sh test)" >&2
   exit 1
@@ -54,6 +55,7 @@ stage "benchmark (numbers only)"
 build/estimate_bench --benchmark_min_time=0.05
 build/planner_bench --benchmark_min_time=0.05
 build/step_time_bench --benchmark_min_time=0.05
+PYTHONPATH=build/python "$nb_python" bench/python_estimate_bench.py --seconds 0.1
 
 stage "load test of vramplan serve (numbers only)"
 bench/load_test.sh build/vramplan 2

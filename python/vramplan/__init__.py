@@ -10,6 +10,7 @@ True
 """
 
 from ._api import (
+    AccuracyError,
     Error,
     FitError,
     Result,
@@ -22,11 +23,14 @@ from ._api import (
     infer,
     models,
     plan,
+    quick,
+    quick_examples,
     roofline,
     validate,
 )
 
 __all__ = [
+    "AccuracyError",
     "Error",
     "FitError",
     "Result",
@@ -39,6 +43,8 @@ __all__ = [
     "infer",
     "models",
     "plan",
+    "quick",
+    "quick_examples",
     "roofline",
     "validate",
 ]

@@ -37,6 +37,18 @@ def _message(field, value, accepted, reason):
     return f"{text}; accepted: {accepted}"
 
 
+class AccuracyError(Error):
+    """Raised by ``validate(check=True)`` when an accuracy target is missed (the CLI's
+    ``validate --check`` exits 1): worse than the target and than the figure committed for it
+    (``throughput=True``: any target not met). ``.result`` holds the whole answer, ``.failed``
+    the number of targets missed."""
+
+    def __init__(self, field, value, accepted, reason, result, failed):
+        super().__init__(field, value, accepted, reason)
+        self.result = result
+        self.failed = failed
+
+
 class FitError(Error):
     """Raised by check(): the layout does not fit the GPU (or the chosen headroom).
     ``.estimate`` holds the whole answer (its breakdown prints with the error)."""
@@ -56,17 +68,20 @@ def _settings(kwargs):
     return out
 
 
-def _call(function, settings):
+def _dumps(settings):
     try:
-        text = json.dumps(settings)
+        return json.dumps(settings)
     except (TypeError, ValueError) as e:
         raise Error(
             "settings", repr(settings), "JSON values (numbers, text, bools, dicts)", str(e)
         ) from None
-    ok, answer = function(text)
+
+
+def _call(function, settings):
+    ok, answer = function(_dumps(settings))
     data = json.loads(answer)
     if not ok:
-        raise Error(data["field"], data["value"], data["accepted"], data["reason"], data["message"])
+        raise _error(data)
     return Result(data)
 
 
@@ -76,12 +91,20 @@ def estimate(**settings):
     Keyword names are the scenario keys (``vramplan options`` / GET /api/options):
     ``model``, ``tp``, ``pp``, ``dp``, ``seq_len``, ``micro_batch``, ``zero``, ``gpu`` ...
     ``from_="<launch config text>"`` imports a framework config (docs/importers.md);
-    ``emit="<format>"`` answers ``{"config", "format"}`` instead, as the API does.
+    ``emit="<format>"`` answers ``{"config", "format"}`` instead, as the API does;
+    ``formulas=False`` leaves every row's formula and source empty (``--no-formulas``): the
+    same bytes, several times faster, for sweeps.
 
     >>> est = vramplan.estimate(model="Llama-3.1-8B", tp=2, seq_len=8192)
     >>> est.stages[0].rows[0].formula  # doctest: +SKIP
     """
-    return _call(_core.estimate, _settings(settings))
+    ok, answer = _core.estimate_answer(_dumps(_settings(settings)))
+    if isinstance(answer, str):  # emit=, or an error
+        data = json.loads(answer)
+        if not ok:
+            raise _error(data)
+        return Result(data)
+    return Result(None, answer)
 
 
 def infer(**settings):
@@ -96,21 +119,72 @@ def plan(**settings):
     """Every layout of ``gpus`` GPUs ranked: ``vramplan plan --format json``.
 
     ``threads=`` sets the search threads (0: every core). The search runs without the GIL, so
-    other Python threads go on meanwhile.
+    other Python threads go on meanwhile. ``emit="<format>"`` answers the best-ranked layout the
+    format can write as its launch config (``vramplan plan --emit``): ``{config, format, choice
+    (1: the first choice), layout, skipped (why better-ranked ones could not be written)}``.
 
     >>> vramplan.plan(model="Llama-3.1-8B", gpus=8, global_batch=64).candidates[0]  # doctest: +SKIP
     """
     return _call(_core.plan, _settings(settings))
 
 
-def roofline(**settings):
+def roofline(gpu_catalog=None, **settings):
     """The roofline of one layer's operations and the step-time model on the chosen GPU:
     ``vramplan roofline --format json``, the cluster keys (``gpus_per_node``,
-    ``intra_node_gbps``, ``inter_node_gbps``) included; the CLI's ``--gpu-catalog`` is not.
+    ``intra_node_gbps``, ``inter_node_gbps``) included. ``gpu_catalog`` (``--gpu-catalog``):
+    a catalog to use instead of the built-in one, as a file path, its JSON text or a dict in
+    the format of data/gpus.json.
 
     >>> vramplan.roofline(model="Llama-3.1-8B", gpu="h100-80gb").step  # doctest: +SKIP
     """
-    return _call(_core.roofline, _settings(settings))
+    body = _settings(settings)
+    if gpu_catalog is not None:
+        body["gpu_catalog"] = _catalog_text(gpu_catalog)
+    return _call(_core.roofline, body)
+
+
+def _catalog_text(catalog):
+    if isinstance(catalog, (dict, list)):
+        return json.dumps(catalog)
+    if isinstance(catalog, os.PathLike) or (
+        isinstance(catalog, str) and not catalog.lstrip().startswith(("{", "["))
+    ):
+        try:
+            with open(catalog, encoding="utf-8") as f:
+                return f.read()
+        except OSError as e:
+            raise Error(
+                "gpu_catalog",
+                os.fspath(catalog),
+                "a GPU catalog file, its JSON text or a dict (as data/gpus.json)",
+                str(e),
+            ) from None
+    if isinstance(catalog, str):
+        return catalog
+    raise Error(
+        "gpu_catalog",
+        repr(catalog),
+        "a GPU catalog file, its JSON text or a dict (as data/gpus.json)",
+        "not a path, text or dict",
+    )
+
+
+def quick(**settings):
+    """The quick calculator (docs/quick.md): memory from a parameter count, layers and hidden
+    size, each row with its formula, beside the full estimate of the matching architecture:
+    ``vramplan quick --format json``. Keywords are ``vramplan quick``'s settings (``params``,
+    ``layers``, ``hidden``, ``batch``, ``seq_len``, ``mode`` ...); ``example="<name>"`` starts
+    from a shipped scenario (``quick_examples()``) and the keywords given beside it win.
+
+    >>> vramplan.quick(params="7B", layers=32, hidden=4096).estimate.total_gib  # doctest: +SKIP
+    """
+    return _call(_core.quick, _settings(settings))
+
+
+def quick_examples():
+    """The quick calculator's shipped scenarios (``vramplan quick --list-examples --format
+    json``)."""
+    return wrap(json.loads(_core.quick_examples()))
 
 
 def models():
@@ -123,11 +197,25 @@ def gpus():
     return wrap(json.loads(_core.gpus()))
 
 
-def validate(dataset=None):
+_VALIDATE_MODES = ("serving", "throughput", "planner", "bands")
+
+
+def validate(
+    dataset=None, *, serving=False, throughput=False, planner=False, bands=False, check=False
+):
     """Every measured run predicted and compared: ``vramplan validate [--dataset D] --format json``
     (rows, summaries, fit confusion, targets, parameter counts, the Ultra-Scale noise floor).
-    ``dataset``: ``"megatron"``, ``"ultrascale"``, ``"torchtitan"``, ``"pytorch-reference"`` or ``"gpu-measured"``;
-    None: every dataset, with the uncertainty bands they support.
+    ``dataset``: ``"megatron"``, ``"ultrascale"``, ``"torchtitan"``, ``"pytorch-reference"`` or
+    ``"gpu-measured"``; None: every dataset, with the uncertainty bands they support.
+
+    One of the CLI's other modes instead (each answers its ``--format json``):
+    ``serving=True`` (published vLLM/SGLang figures), ``throughput=True`` (the step-time model
+    against the Ultra-Scale sweep), ``planner=True`` (where the planner's choices rank by measured
+    throughput), ``bands=True`` (the uncertainty bands alone, data/uncertainty.json).
+
+    ``check=True`` is ``--check``: raises ``vramplan.AccuracyError`` (with ``.result``) when an
+    accuracy target is missed, where the CLI exits 1; open targets no worse than their committed
+    figure pass. For the memory validation and ``throughput`` only.
 
     >>> v = vramplan.validate(dataset="megatron")
     >>> v.summaries[0].dataset
@@ -135,11 +223,47 @@ def validate(dataset=None):
     """
     if dataset is not None and not isinstance(dataset, str):
         raise Error("dataset", repr(dataset), "a dataset name or None", "not text")
-    ok, answer = _core.validate(dataset or "")
+    modes = {"serving": serving, "throughput": throughput, "planner": planner, "bands": bands}
+    for name, value in list(modes.items()) + [("check", check)]:
+        if not isinstance(value, bool):
+            raise Error(name, repr(value), "True or False", "not a bool")
+    chosen = [name for name in _VALIDATE_MODES if modes[name]]
+    if len(chosen) > 1:
+        raise Error(
+            chosen[1],
+            "True",
+            "one of serving, throughput, planner, bands",
+            f"{chosen[0]} is already chosen",
+        )
+    mode = chosen[0] if chosen else ""
+    ok, answer = _core.validate(mode, dataset or "", check)
     data = json.loads(answer)
     if not ok:
-        raise Error(data["field"], data["value"], data["accepted"], data["reason"], data["message"])
-    return Result(data)
+        raise _error(data)
+    result = Result(data["result"])
+    failed = data["gate"]["failed"]
+    if check and failed > 0:
+        what = "throughput" if mode == "throughput" else "accuracy"
+        raise AccuracyError(
+            "check",
+            str(failed),
+            f"every {what} target met"
+            + ("" if mode == "throughput" else " (or open and no worse than its committed figure)"),
+            f"{failed} {what} target(s) missed: "
+            + ", ".join(t["name"] for t in data["result"].get("targets", []) if not _passes(t)),
+            result,
+            failed,
+        )
+    return result
+
+
+def _passes(target):
+    # The JSON's "met"; the memory validation's open targets also carry "passes".
+    return target.get("passes", target.get("met", True))
+
+
+def _error(data):
+    return Error(data["field"], data["value"], data["accepted"], data["reason"], data["message"])
 
 
 def from_formats():
@@ -210,14 +334,13 @@ def check(headroom=0.0, **settings):
     ):
         raise Error("headroom", repr(headroom), "a fraction from 0 (none) up to, not including, 1")
     est = estimate(**settings)
-    data = est.to_dict()
-    fit = data["fit"][0]
+    fit = est["fit"][0]
     usable = fit["usable_bytes"] * (1 - headroom)
-    peak = data["peak"]["device_bytes"]
+    peak = est["peak"]["device_bytes"]
     if peak <= usable:
         return est
     lines = [f"{'stage':<10} {'component':<32} {'GiB':>9}"]
-    for stage in data["stages"]:
+    for stage in est.to_dict()["stages"]:
         for row in stage["rows"]:
             lines.append(f"{stage['name']:<10} {row['component']:<32} {row['bytes'] / 2**30:>9.2f}")
     reason = (

@@ -18,51 +18,81 @@ class Result:
 
     ``to_dict()`` gives the JSON back exactly as ``vramplan ... --format json`` prints it.
     Keys are also reachable as items (``est["peak"]``).
+
+    An estimate's answer stays in C++ until it is read: each top-level key is made a Python value
+    the first time it is asked for (``est.peak`` costs the peak alone), and
+    ``to_dict()``, ``to_json()``, ``==`` and the notebook view read the whole answer once.
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_answer", "_keys", "_parts")
 
-    def __init__(self, data):
+    def __init__(self, data, answer=None):
+        # data: the JSON object as a dict; or None and answer: the C++ answer read in parts.
         object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_answer", answer)
+        object.__setattr__(self, "_keys", None if answer is None else answer.keys())
+        object.__setattr__(self, "_parts", {})
+
+    def _full(self):
+        if self._data is None:
+            object.__setattr__(self, "_data", self._answer.value())
+            object.__setattr__(self, "_answer", None)
+            object.__setattr__(self, "_parts", {})
+        return self._data
+
+    def _get(self, key):
+        if self._data is not None:
+            return self._data[key]
+        parts = self._parts
+        if key not in parts:
+            if key not in self._keys:
+                raise KeyError(key)
+            parts[key] = self._answer.part(key)
+        return parts[key]
+
+    def _key_list(self):
+        return list(self._data) if self._data is not None else list(self._keys)
 
     def __getattr__(self, name):
         try:
-            return wrap(self._data[name])
+            return wrap(self._get(name))
         except KeyError:
             raise AttributeError(
-                f"{name!r}: not in this answer; it has {', '.join(self._data)}"
+                f"{name!r}: not in this answer; it has {', '.join(self._key_list())}"
             ) from None
 
     def __getitem__(self, key):
-        return wrap(self._data[key])
+        return wrap(self._get(key))
 
     def __contains__(self, key):
-        return key in self._data
+        return key in self._key_list()
 
     def __setattr__(self, name, value):
         raise AttributeError("vramplan answers are read-only; use to_dict() for a copy")
 
     def __dir__(self):
-        return list(self._data) + ["to_dict", "to_json", "to_pandas"]
+        return self._key_list() + ["to_dict", "to_json", "to_pandas"]
 
     def __eq__(self, other):
-        return isinstance(other, Result) and self._data == other._data
+        return isinstance(other, Result) and self._full() == other._full()
 
     def keys(self):
-        return self._data.keys()
+        return self._full().keys()
 
     def to_dict(self):
         """A deep copy of the answer as plain dicts and lists (the CLI's JSON)."""
+        if self._data is None:
+            return self._answer.value()  # made anew on each call
         return json.loads(json.dumps(self._data))
 
     def to_json(self, indent=2):
         """The answer as JSON text, indented as the CLI prints it."""
-        return json.dumps(self._data, indent=indent)
+        return json.dumps(self._full(), indent=indent)
 
     def __repr__(self):
-        keys = ", ".join(list(self._data)[:8])
-        more = ", ..." if len(self._data) > 8 else ""
-        return f"<vramplan.Result {keys}{more}>"
+        keys = self._key_list()
+        more = ", ..." if len(keys) > 8 else ""
+        return f"<vramplan.Result {', '.join(keys[:8])}{more}>"
 
     def to_pandas(self):
         """The rows of every stage as a pandas DataFrame (needs pandas installed).
@@ -73,12 +103,12 @@ class Result:
             import pandas  # noqa: PLC0415 -- optional dependency
         except ImportError as e:
             raise ImportError("to_pandas() needs pandas: pip install pandas") from e
-        return pandas.DataFrame(_rows(self._data))
+        return pandas.DataFrame(_rows(self._full()))
 
     def _repr_html_(self):
         from ._html import render  # noqa: PLC0415
 
-        return render(self._data)
+        return render(self._full())
 
 
 def _rows(data):

@@ -90,6 +90,7 @@ void add_estimate_command(CLI::App& app, std::function<int()>* run) {
                   "columns for the table's bar chart (default: $COLUMNS or 100)")
       ->check(CLI::Range(40, 400))
       ->group("Input and output");
+  add_setting_flags(*cmd, estimate_output_options(), *args);
   add_setting_flags(*cmd, scenario_options(), *args);
   cmd->callback([run, args] { *run = [args] { return run_estimate(*args); }; });
 }

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/settings_flags.h"
 #include "hub/hub_models.h"
+#include "validation/validation_modes.h"
 #include "vramplan/interop/emit.h"
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/inference_settings.h"
@@ -93,24 +94,7 @@ int run_serving_validation(bool json) {
     print_serving(*v);
     return 0;
   }
-  nlohmann::json out = {{"rows", nlohmann::json::array()}, {"summaries", nlohmann::json::array()}};
-  for (const ServingCheck& c : v->rows)
-    out["rows"].push_back({{"id", c.id},
-                           {"engine", c.engine},
-                           {"version", c.version},
-                           {"quantity", c.quantity},
-                           {"unit", c.unit},
-                           {"published", c.published},
-                           {"predicted", c.predicted},
-                           {"error_pct", c.error_pct()},
-                           {"source", c.source},
-                           {"note", c.note}});
-  for (const ServingSummary& s : v->summaries)
-    out["summaries"].push_back({{"quantity", s.quantity},
-                                {"rows", s.rows},
-                                {"median_abs_pct", s.median_abs_pct},
-                                {"max_abs_pct", s.max_abs_pct}});
-  std::cout << out.dump(2) << "\n";
+  std::cout << serving_validation_to_json(*v).dump(2) << "\n";
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "vramplan/io/plan_settings.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/plan/planner.h"
+#include "vramplan/report/plan_emit.h"
 #include "vramplan/report/plan_report.h"
 #include "vramplan/validation/planner_check.h"
 
@@ -24,33 +25,16 @@ struct PlanArgs : SettingsFlags {
   std::string emit;  // a framework format: print the winner as its config instead
 };
 
-// The best-ranked layout the format can write, as its config: each candidate's scenario settings
-// resolved again. Candidates the format cannot express (Megatron-LM has no ZeRO-3) are skipped,
-// and stderr says which and why, so stdout holds the config alone.
+// The best-ranked layout the format can write, as its config (report/plan_emit.h); stderr says
+// which choice was written and why when it is not the first, so stdout holds the config alone.
 int emit_winner(const PlanResult& result, const std::string& format, const FileReader& reader) {
-  if (result.candidates.empty())
-    return report_emit_error(
-        Error{"emit", format, "a plan with a layout that fits", "nothing fits"});
-  const nlohmann::json candidates = plan_to_json(result)["candidates"];
-  std::optional<Error> first_refusal;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const nlohmann::json& settings = candidates[i]["scenario"];
-    Result<ResolvedScenario> resolved = resolve_scenario(settings, reader);
-    if (!resolved) return report_error(resolved.error());
-    Result<std::string> config = emit_training(resolved->scenario, settings, format);
-    if (!config) {
-      if (config.error().field != "emit") return report_emit_error(config.error());
-      if (!first_refusal) first_refusal = config.error();
-      continue;
-    }
-    if (i > 0)
-      std::cerr << fmt::format(
-          "vramplan: writing choice #{} ({}): #1 cannot be written as {}: {}\n", i + 1,
-          candidates[i].value("layout", ""), format, first_refusal->reason);
-    std::cout << *config;
-    return 0;
-  }
-  return report_emit_error(*first_refusal);
+  Result<PlanEmit> emitted = emit_plan_winner(result, format, reader);
+  if (!emitted) return report_emit_error(emitted.error());
+  if (emitted->choice > 0)
+    std::cerr << fmt::format("vramplan: writing choice #{} ({}): #1 cannot be written as {}: {}\n",
+                             emitted->choice + 1, emitted->layout, format, emitted->skipped);
+  std::cout << emitted->config;
+  return 0;
 }
 
 // Layout flags given fix that dimension; the others are searched.

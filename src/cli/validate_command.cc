@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "validation/validation_modes.h"
 #include "vramplan/validation/validation.h"
 #include "vramplan/validation/validation_json.h"
 
@@ -147,12 +148,7 @@ int run_validate(const ValidateArgs& args) {
   if (!args.check) return 0;
   // The gate: a target is met, or open and no worse than its committed figure
   // (docs/accuracy.md lists the open ones).
-  int failed = 0, open = 0;
-  for (const AccuracyTarget& t : report->targets) {
-    if (!target_shown(t, args.dataset)) continue;
-    failed += !t.passes();
-    open += t.passes() && !t.met();
-  }
+  const auto [failed, open] = memory_gate(*report, args.dataset);
   if (failed > 0)
     std::cerr << fmt::format(
         "vramplan: {} accuracy target(s) missed: worse than the target and than the figure "

@@ -7,66 +7,10 @@
 
 #include "cli/commands.h"
 #include "validation/throughput_validation.h"
-#include "vramplan/perf/roofline.h"
-#include "vramplan/report/roofline_report.h"
+#include "validation/validation_modes.h"
 
 namespace vramplan::cli {
 namespace {
-
-nlohmann::json constants_json(const StepTimeConstants& c) {
-  return {{"matmul_efficiency", c.matmul_efficiency},
-          {"attention_efficiency", c.attention_efficiency},
-          {"hbm_efficiency", c.hbm_efficiency},
-          {"kernel_overhead_s", c.kernel_overhead_s},
-          {"cpu_overhead_s", c.cpu_overhead_s},
-          {"collective_overhead_s", c.collective_overhead_s},
-          {"intra_bw_efficiency", c.intra_bw_efficiency},
-          {"inter_bw_efficiency", c.inter_bw_efficiency},
-          {"intra_latency_s", c.intra_latency_s},
-          {"inter_latency_s", c.inter_latency_s},
-          {"inter_p2p_latency_s", c.inter_p2p_latency_s}};
-}
-
-nlohmann::json report_json(const ThroughputReport& report) {
-  nlohmann::json out;
-  out["constants"] = constants_json(report.constants);
-  out["rows"] = nlohmann::json::array();
-  for (const ThroughputRow& r : report.rows) {
-    nlohmann::json row = {{"id", r.id},
-                          {"model", r.model},
-                          {"gpus", r.gpus},
-                          {"skipped", r.skipped},
-                          {"reason", r.reason},
-                          {"measured_tok_s_gpu", r.measured_tok_s},
-                          {"measured_mfu_pct", r.measured_mfu_pct}};
-    if (!r.skipped) {
-      row["predicted_tok_s_gpu"] = r.predicted_tok_s;
-      row["predicted_mfu_pct"] = r.predicted_mfu_pct;
-      row["tok_error_pct"] = r.tok_error_pct();
-      row["mfu_error_pct"] = r.mfu_error_pct();
-      row["step_time"] = step_time_to_json(r.predicted);
-    }
-    out["rows"].push_back(row);
-  }
-  for (const ThroughputSummary& s : report.summaries)
-    out["summaries"].push_back({{"model", s.model},
-                                {"fitted", s.fitted},
-                                {"rows", s.rows},
-                                {"skipped", s.skipped},
-                                {"median_abs_tok_pct", s.median_abs_tok_pct},
-                                {"p90_abs_tok_pct", s.p90_abs_tok_pct},
-                                {"bias_tok_pct", s.bias_tok_pct},
-                                {"median_abs_mfu_pct", s.median_abs_mfu_pct},
-                                {"spearman_tok", s.spearman_tok},
-                                {"spearman_mfu", s.spearman_mfu}});
-  for (const AccuracyTarget& t : report.targets)
-    out["targets"].push_back({{"name", t.name},
-                              {"value", t.value},
-                              {"target", t.target},
-                              {"at_most", t.at_most},
-                              {"met", t.met()}});
-  return out;
-}
 
 void print_table(const ThroughputReport& report, bool rows) {
   if (rows) {
@@ -103,10 +47,12 @@ void print_table(const ThroughputReport& report, bool rows) {
 int run_calibration(const std::string& format) {
   Result<Calibration> fit = calibrate_step_time(calibration_models());
   if (!fit) return report_error(fit.error());
-  nlohmann::json out = {
-      {"models", fit->models},           {"rows", fit->rows},
-      {"evaluations", fit->evaluations}, {"start_objective", fit->start_objective},
-      {"objective", fit->objective},     {"constants", constants_json(fit->constants)}};
+  nlohmann::json out = {{"models", fit->models},
+                        {"rows", fit->rows},
+                        {"evaluations", fit->evaluations},
+                        {"start_objective", fit->start_objective},
+                        {"objective", fit->objective},
+                        {"constants", step_time_constants_to_json(fit->constants)}};
   if (format == "json") {
     std::cout << out.dump(2) << "\n";
   } else {
@@ -126,13 +72,12 @@ int run_validate_throughput(const std::string& format, bool rows, bool check, bo
   Result<ThroughputReport> report = validate_throughput();
   if (!report) return report_error(report.error());
   if (format == "json") {
-    std::cout << report_json(*report).dump(2) << "\n";
+    std::cout << throughput_report_to_json(*report).dump(2) << "\n";
   } else {
     print_table(*report, rows);
   }
   if (!check) return 0;
-  int missed = 0;
-  for (const AccuracyTarget& t : report->targets) missed += !t.met();
+  const int missed = throughput_targets_missed(*report);
   if (missed > 0) std::cerr << fmt::format("vramplan: {} throughput target(s) missed\n", missed);
   return missed > 0 ? 1 : 0;
 }

@@ -1,7 +1,9 @@
 #include "vramplan/io/estimate_request.h"
 
+#include <optional>
 #include <utility>
 
+#include "io/setting_reader.h"
 #include "vramplan/perf/hardware.h"
 
 namespace vramplan {
@@ -38,11 +40,25 @@ Result<SettingsEstimate> estimate_settings(const nlohmann::json& settings,
                                            const FileReader& read_file,
                                            const ModelFetcher& fetch_model,
                                            const EstimateOptions& options) {
-  Result<ResolvedScenario> resolved = resolve_scenario(settings, read_file, fetch_model);
+  // "formulas" (estimate_output_options()) is no scenario key: taken out before resolving.
+  const bool has_output_keys = settings.is_object() && settings.contains("formulas");
+  nlohmann::json scenario_settings;
+  if (has_output_keys) {
+    scenario_settings = settings;
+    scenario_settings.erase("formulas");
+  }
+  const nlohmann::json& scenario = has_output_keys ? scenario_settings : settings;
+  EstimateOptions chosen = options;
+  if (has_output_keys) {
+    bool formulas = true;
+    if (std::optional<Error> e = SettingReader(settings).boolean("formulas", formulas)) return *e;
+    chosen.explain = chosen.explain && formulas;
+  }
+  Result<ResolvedScenario> resolved = resolve_scenario(scenario, read_file, fetch_model);
   if (!resolved) return resolved.error();
-  Result<Estimate> result = estimate(resolved->scenario, options);
+  Result<Estimate> result = estimate(resolved->scenario, chosen);
   if (!result)
-    return resolved->imported ? name_as_imported(result.error(), *resolved->imported, settings)
+    return resolved->imported ? name_as_imported(result.error(), *resolved->imported, scenario)
                               : result.error();
   SettingsEstimate out{std::move(resolved).value(), std::move(result).value()};
   Result<std::vector<Fit>> fits = fit_rows(out.resolved, out.estimate.peak.device_bytes);

@@ -57,5 +57,46 @@ TEST(EstimateSettings, JsonIsTheReportOfTheResult) {
   EXPECT_EQ(settings_estimate_to_json(r), estimate_to_json(r.resolved.scenario, r.estimate));
 }
 
+// "formulas": false (estimate_output_options) is the planner's fast path: every number the same,
+// the formula strings left out.
+TEST(EstimateSettings, WithoutFormulasTheNumbersStay) {
+  const SettingsEstimate full = run({{"model", "Llama-3.1-8B"}, {"pp", 2}, {"gpus", 2}});
+  const SettingsEstimate lean =
+      run({{"model", "Llama-3.1-8B"}, {"pp", 2}, {"gpus", 2}, {"formulas", false}});
+  ASSERT_EQ(lean.estimate.stages.size(), full.estimate.stages.size());
+  for (size_t s = 0; s < full.estimate.stages.size(); ++s) {
+    const auto& a = full.estimate.stages[s].rows;
+    const auto& b = lean.estimate.stages[s].rows;
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].component, b[i].component);
+      EXPECT_EQ(a[i].bytes, b[i].bytes) << a[i].component;
+      EXPECT_FALSE(a[i].formula.empty()) << a[i].component;
+      EXPECT_TRUE(b[i].formula.empty()) << b[i].component;
+    }
+  }
+  EXPECT_EQ(lean.estimate.peak.device_bytes, full.estimate.peak.device_bytes);
+  EXPECT_EQ(run({{"model", "Llama-3.1-8B"}, {"formulas", true}}).estimate.stages[0].rows[0].formula,
+            run({{"model", "Llama-3.1-8B"}}).estimate.stages[0].rows[0].formula);
+}
+
+TEST(EstimateSettings, FormulasMustBeABool) {
+  Result<SettingsEstimate> r =
+      estimate_settings({{"model", "Llama-3.1-8B"}, {"formulas", "sometimes"}}, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "formulas");
+  EXPECT_EQ(r.error().value, "sometimes");
+}
+
+// Each top-level key built alone is that key of the whole JSON (Python reads them so).
+TEST(EstimateSettings, PartsAreTheWholeJsonsKeys) {
+  const SettingsEstimate r = run({{"model", "Qwen3-8B"}, {"tp", 2}, {"pp", 2}, {"gpus", 4}});
+  const json whole = settings_estimate_to_json(r);
+  std::vector<std::string> keys;
+  for (auto it = whole.begin(); it != whole.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(settings_estimate_keys(r), keys);
+  for (const std::string& key : keys) EXPECT_EQ(settings_estimate_part(r, key), whole[key]) << key;
+}
+
 }  // namespace
 }  // namespace vramplan

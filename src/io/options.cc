@@ -436,6 +436,15 @@ constexpr OptionSpec kQuickOptions[] = {
      "caching-allocator pool above the tensors (fraction)", ""},
 };
 
+// The training estimate's output, beside the scenario: `estimate`, POST /api/estimate and the
+// Python package's estimate() (io/estimate_request.cc reads it).
+constexpr OptionSpec kEstimateOutputOptions[] = {
+    {"formulas", K::kBool, "input", "true",
+     "write every row's formula with its values filled in, and its source; false leaves both "
+     "empty (every number stays): the planner's fast path, for sweeps that need only the bytes",
+     ""},
+};
+
 // The roofline's cluster, beside the training scenario: `roofline` and POST /api/roofline. Each
 // defaults to the catalog entry of the chosen GPU (perf/step_time.h default_cluster).
 constexpr OptionSpec kRooflineOptions[] = {
@@ -478,6 +487,7 @@ std::span<const OptionSpec> inference_options() { return serving_settings(); }
 std::span<const OptionSpec> plan_options() { return kPlanOptions; }
 std::span<const OptionSpec> quick_options() { return kQuickOptions; }
 std::span<const OptionSpec> roofline_options() { return kRooflineOptions; }
+std::span<const OptionSpec> estimate_output_options() { return kEstimateOutputOptions; }
 
 std::string_view group_title(std::string_view group) {
   for (const GroupTitle& g : kGroupTitles)

@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "hub/hub_models.h"
+#include "validation/validation_modes.h"
 #include "vramplan/interop/emit.h"
 #include "vramplan/interop/import.h"
 #include "vramplan/io/estimate_request.h"
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/plan_settings.h"
+#include "vramplan/io/quick_settings.h"
 #include "vramplan/io/roofline_settings.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/perf/hardware.h"
@@ -29,9 +31,12 @@
 #include "vramplan/perf/step_time.h"
 #include "vramplan/plan/planner.h"
 #include "vramplan/report/catalog_json.h"
+#include "vramplan/report/plan_emit.h"
 #include "vramplan/report/plan_report.h"
+#include "vramplan/report/quick_report.h"
 #include "vramplan/report/roofline_report.h"
 #include "vramplan/report/settings_report.h"
+#include "vramplan/validation/planner_check.h"
 #include "vramplan/validation/validation_json.h"
 
 namespace py = pybind11;
@@ -120,6 +125,92 @@ Answer estimate(const std::string& text) {
       [](const SettingsEstimate& a) { return settings_estimate_to_json(a); });
 }
 
+// A JSON value as the Python value json.loads would give for its text (objects keep their keys'
+// order), without writing and parsing the text.
+py::object to_python(const json& j) {
+  switch (j.type()) {
+    case json::value_t::boolean:
+      return py::bool_(j.get<bool>());
+    case json::value_t::number_integer:
+      return py::int_(j.get<int64_t>());
+    case json::value_t::number_unsigned:
+      return py::int_(j.get<uint64_t>());
+    case json::value_t::number_float:
+      return py::float_(j.get<double>());
+    case json::value_t::string:
+      return py::str(j.get_ref<const std::string&>());
+    case json::value_t::array: {
+      py::list list(j.size());
+      size_t i = 0;
+      for (const json& v : j) list[i++] = to_python(v);
+      return list;
+    }
+    case json::value_t::object: {
+      py::dict dict;
+      for (auto it = j.begin(); it != j.end(); ++it)
+        dict[py::str(it.key())] = to_python(it.value());
+      return dict;
+    }
+    default:  // null (binary and discarded values are never in an answer)
+      return py::none();
+  }
+}
+
+// One training estimate kept in C++ for Python to read in parts (python/vramplan/_result.py):
+// a top-level key alone when asked for (est.peak), the whole answer only for to_dict()/to_json(),
+// each as the Python value json.loads gives for `vramplan estimate --format json`'s text.
+class EstimateAnswer {
+ public:
+  EstimateAnswer(SettingsEstimate answer, std::optional<json> checkpoint)
+      : answer_(std::move(answer)), checkpoint_(std::move(checkpoint)) {}
+  std::vector<std::string> keys() const {
+    std::vector<std::string> keys = settings_estimate_keys(answer_);
+    if (checkpoint_) keys.push_back("checkpoint");
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }
+  // One key's value as a Python value (== json.loads of that key's JSON text).
+  py::object part(const std::string& key) const {
+    if (key == "checkpoint") return checkpoint_ ? to_python(*checkpoint_) : py::none();
+    return to_python(settings_estimate_part(answer_, key));
+  }
+  // The whole answer as a Python value (== json.loads of `vramplan estimate --format json`).
+  py::object value() const {
+    json out = settings_estimate_to_json(answer_);
+    if (checkpoint_) out["checkpoint"] = *checkpoint_;
+    return to_python(out);
+  }
+
+ private:
+  SettingsEstimate answer_;
+  std::optional<json> checkpoint_;
+};
+
+// estimate() answered as an EstimateAnswer (or, with "emit" or on an error, as JSON text).
+struct LazyEstimate {
+  Answer text;
+  std::optional<EstimateAnswer> answer;
+};
+
+LazyEstimate estimate_lazy(const std::string& text) {
+  Result<json> parsed = parse_settings(text);
+  if (!parsed) return {failed(parsed.error()), std::nullopt};
+  json settings = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(settings);
+  if (!emit) return {failed(emit.error()), std::nullopt};
+  const FileReader reader = read_file;
+  hub::HubModels hub_models;
+  Result<SettingsEstimate> result = estimate_settings(settings, reader, hub_models.fetcher(reader));
+  if (!result) return {failed(result.error()), std::nullopt};
+  SettingsEstimate answer = std::move(result).value();
+  if (*emit)
+    return {emitted(emit_training(answer.resolved.scenario, settings, **emit), **emit),
+            std::nullopt};
+  std::optional<json> checkpoint =
+      hub_models.report(answer.estimate.parameters.total, answer.estimate.warnings);
+  return {{true, ""}, EstimateAnswer(std::move(answer), std::move(checkpoint))};
+}
+
 Answer infer(const std::string& text) {
   return answer_settings(
       text,
@@ -132,43 +223,119 @@ Answer infer(const std::string& text) {
       [](const SettingsInference& a) { return settings_inference_to_json(a); });
 }
 
+// `vramplan plan --format json`, or with "emit" the first choice the format can write
+// ({config, format, choice (1 = the first), layout, skipped: why better ones could not be}).
 Answer plan(const std::string& text) {
   Result<json> parsed = parse_settings(text);
   if (!parsed) return failed(parsed.error());
-  Result<PlanResult> result = plan_from_settings(*parsed, read_file);
+  json settings = std::move(parsed).value();
+  Result<std::optional<std::string>> emit = take_emit(settings);
+  if (!emit) return failed(emit.error());
+  Result<PlanResult> result = plan_from_settings(settings, read_file);
   if (!result) return failed(result.error());
-  return {true, plan_to_json(*result).dump()};
+  if (!*emit) return {true, plan_to_json(*result).dump()};
+  Result<PlanEmit> winner = emit_plan_winner(*result, **emit, read_file);
+  if (!winner) return failed(winner.error());
+  return {true, json{{"config", winner->config},
+                     {"format", winner->format},
+                     {"choice", winner->choice + 1},
+                     {"layout", winner->layout},
+                     {"skipped", winner->skipped}}
+                    .dump()};
 }
 
-// `vramplan roofline --format json` on the built-in catalog: the same pipeline and writer as the
-// CLI and POST /api/roofline (the cluster keys gpus_per_node, intra_node_gbps, inter_node_gbps
-// included; the CLI's --gpu-catalog is not taken here).
+// `vramplan roofline --format json`: the same pipeline and writer as the CLI and POST
+// /api/roofline (the cluster keys gpus_per_node, intra_node_gbps, inter_node_gbps included).
+// "gpu_catalog" (the CLI's --gpu-catalog; not a scenario key) is a catalog's JSON text used
+// instead of the built-in one; its errors name "gpu_catalog: <field>".
 Answer roofline(const std::string& text) {
   Result<json> parsed = parse_settings(text);
   if (!parsed) return failed(parsed.error());
-  Result<SettingsRoofline> result = roofline_settings(*parsed, read_file);
+  json settings = std::move(parsed).value();
+  std::optional<GpuCatalog> catalog;
+  if (settings.contains("gpu_catalog")) {
+    const json value = settings["gpu_catalog"];
+    settings.erase("gpu_catalog");
+    if (!value.is_null()) {
+      if (!value.is_string())
+        return failed(Error{"gpu_catalog", value.dump(),
+                            "a GPU catalog file, its JSON text or a dict (as data/gpus.json)",
+                            "not text"});
+      Result<GpuCatalog> read = parse_gpu_catalog(value.get<std::string>());
+      if (!read) {
+        Error e = read.error();
+        e.field = "gpu_catalog: " + e.field;
+        return failed(e);
+      }
+      catalog = std::move(read).value();
+    }
+  }
+  Result<SettingsRoofline> result =
+      roofline_settings(settings, read_file, nullptr, catalog ? *catalog : builtin_gpus());
   if (!result) return failed(result.error());
   return {true, settings_roofline_to_json(*result).dump()};
 }
 
-// The files a launch config names (a DeepSpeed JSON beside a torchrun line, ...), for the caller
-// to read beside the config as the CLI's --from does.
-// `vramplan validate [--dataset D] --format json`: every measured run against its prediction
-// (dataset "" = all, with the uncertainty bands the CLI adds then).
-Answer validate(const std::string& dataset) {
+// `vramplan quick --format json` (docs/quick.md); "example" starts from a shipped scenario.
+Answer quick(const std::string& text) {
+  Result<json> parsed = parse_settings(text);
+  if (!parsed) return failed(parsed.error());
+  Result<QuickAnswer> answer = quick_settings(*parsed);
+  if (!answer) return failed(answer.error());
+  return {true, quick_to_json(*answer).dump()};
+}
+
+// `vramplan validate [--dataset D] [--serving | --throughput | --planner | --bands] [--check]
+// --format json`: {"result": the CLI's JSON, "gate": --check's counts} (mode "" = memory; the
+// memory validation of every dataset carries the uncertainty bands, as the CLI's does).
+Answer validate(const std::string& mode, const std::string& dataset, bool check) {
+  static const std::vector<std::string> kModes = {"", "serving", "throughput", "planner", "bands"};
+  if (std::find(kModes.begin(), kModes.end(), mode) == kModes.end())
+    return failed(Error{"mode", mode, "serving, throughput, planner or bands", "no such mode"});
   if (!dataset.empty()) {
+    if (!mode.empty())
+      return failed(Error{"dataset", dataset, "the memory validation",
+                          fmt::format("{} does not take it", mode)});
     const std::vector<std::string>& names = validation_datasets();
     if (std::find(names.begin(), names.end(), dataset) == names.end())
       return failed(Error{"dataset", dataset, fmt::format("{}", fmt::join(names, ", ")),
                           "no measured dataset of that name"});
   }
-  Result<ValidationReport> report = validate_measurements();
-  if (!report) return failed(report.error());
-  json out = validation_to_json(*report, dataset);
-  if (dataset.empty()) out["uncertainty"] = bands_to_json(derive_bands(*report));
-  return {true, out.dump()};
+  if (check && mode != "" && mode != "throughput")
+    return failed(Error{"check", "true", "the memory validation or throughput",
+                        fmt::format("{} does not take it", mode)});
+  json gate = {{"failed", 0}, {"open", 0}};
+  json out;
+  if (mode == "serving") {
+    Result<ServingValidation> v = validate_serving();
+    if (!v) return failed(v.error());
+    out = serving_validation_to_json(*v);
+  } else if (mode == "planner") {
+    Result<PlannerCheck> v = check_planner_on_ultrascale();
+    if (!v) return failed(v.error());
+    out = planner_check_to_json(*v);
+  } else if (mode == "throughput") {
+    Result<ThroughputReport> v = validate_throughput();
+    if (!v) return failed(v.error());
+    out = throughput_report_to_json(*v);
+    gate["failed"] = throughput_targets_missed(*v);
+  } else {
+    Result<ValidationReport> report = validate_measurements();
+    if (!report) return failed(report.error());
+    if (mode == "bands") {
+      out = bands_to_json(derive_bands(*report));
+    } else {
+      out = validation_to_json(*report, dataset);
+      if (dataset.empty()) out["uncertainty"] = bands_to_json(derive_bands(*report));
+      const MemoryGate g = memory_gate(*report, dataset);
+      gate = {{"failed", g.failed}, {"open", g.open}};
+    }
+  }
+  return {true, json{{"result", std::move(out)}, {"gate", std::move(gate)}}.dump()};
 }
 
+// The files a launch config names (a DeepSpeed JSON beside a torchrun line, ...), for the caller
+// to read beside the config as the CLI's --from does.
 std::vector<std::string> named_files(const std::string& text, const std::string& format,
                                      const std::string& beside) {
   Result<json> settings = parse_settings(beside);
@@ -199,6 +366,20 @@ PYBIND11_MODULE(_core, m) {
   namespace vp = vramplan::python;
   m.doc() = "vramplan's C++ core; use the vramplan package, not this module.";
   m.def("estimate", [](const std::string& s) { return vp::released(vp::estimate, s); });
+  py::class_<vp::EstimateAnswer>(m, "EstimateAnswer")
+      .def("keys", &vp::EstimateAnswer::keys)
+      .def("part", &vp::EstimateAnswer::part)
+      .def("value", &vp::EstimateAnswer::value);
+  // (True, EstimateAnswer), or (ok, JSON text) for emit= and errors.
+  m.def("estimate_answer", [](const std::string& s) -> py::tuple {
+    vp::LazyEstimate lazy;
+    {
+      py::gil_scoped_release release;
+      lazy = vp::estimate_lazy(s);
+    }
+    if (lazy.answer) return py::make_tuple(true, std::move(*lazy.answer));
+    return py::make_tuple(lazy.text.first, lazy.text.second);
+  });
   m.def("infer", [](const std::string& s) { return vp::released(vp::infer, s); });
   m.def("plan", [](const std::string& s) { return vp::released(vp::plan, s); });
   m.def("roofline", [](const std::string& s) { return vp::released(vp::roofline, s); });
@@ -206,5 +387,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("gpus", [] { return vramplan::gpus_json().dump(); });
   m.def("formats", [] { return vp::formats_json().dump(); });
   m.def("files_named", &vp::named_files);
-  m.def("validate", [](const std::string& dataset) { return vp::released(vp::validate, dataset); });
+  m.def("quick", [](const std::string& s) { return vp::released(vp::quick, s); });
+  m.def("quick_examples", [] { return vramplan::quick_examples_json().dump(); });
+  m.def("validate", [](const std::string& mode, const std::string& dataset, bool check) {
+    py::gil_scoped_release release;
+    return vp::validate(mode, dataset, check);
+  });
 }

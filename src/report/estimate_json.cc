@@ -96,19 +96,38 @@ json fit_json(const Fit& f) {
 
 json peak_json(const Estimate& estimate) { return peak_object(estimate); }
 
+const std::vector<std::string>& estimate_json_keys() {
+  // In the order the JSON object keeps them (nlohmann::json sorts an object's keys).
+  static const std::vector<std::string> keys = {
+      "fit", "microbatches", "parameters", "peak", "scenario", "stages", "warnings", "world_size"};
+  return keys;
+}
+
+json estimate_json_part(const Scenario& scenario, const Estimate& estimate, std::string_view key) {
+  if (key == "fit") {
+    json fit = json::array();
+    for (const Fit& f : estimate.fit) fit.push_back(fit_json(f));
+    return fit;
+  }
+  if (key == "microbatches") return estimate.microbatches;
+  if (key == "parameters") return parameters_json(estimate.parameters);
+  if (key == "peak") return peak_object(estimate);
+  if (key == "scenario") return scenario_json(scenario, &estimate.parameters);
+  if (key == "stages") {
+    json stages = json::array();
+    for (const StageEstimate& stage : estimate.stages) stages.push_back(stage_json(stage));
+    return stages;
+  }
+  if (key == "warnings") return estimate.warnings;
+  if (key == "world_size") return estimate.world_size;
+  return nullptr;
+}
+
 nlohmann::json estimate_to_json(const Scenario& scenario, const Estimate& estimate) {
-  json stages = json::array();
-  for (const StageEstimate& stage : estimate.stages) stages.push_back(stage_json(stage));
-  json fit = json::array();
-  for (const Fit& f : estimate.fit) fit.push_back(fit_json(f));
-  return {{"scenario", scenario_json(scenario, &estimate.parameters)},
-          {"parameters", parameters_json(estimate.parameters)},
-          {"world_size", estimate.world_size},
-          {"microbatches", estimate.microbatches},
-          {"stages", std::move(stages)},
-          {"peak", peak_object(estimate)},
-          {"fit", std::move(fit)},
-          {"warnings", estimate.warnings}};
+  json out = json::object();
+  for (const std::string& key : estimate_json_keys())
+    out[key] = estimate_json_part(scenario, estimate, key);
+  return out;
 }
 
 }  // namespace vramplan

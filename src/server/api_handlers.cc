@@ -137,7 +137,13 @@ Response handle_health(const Request& request) {
 }
 
 Response handle_options(const Request& request) {
-  static const json options = options_json(scenario_options(), ImportKind::kTraining);
+  // "output": the estimate's output settings beside the scenario (formulas), accepted by
+  // /api/estimate but no scenario setting (the form and /api/roofline do not take them).
+  static const json options = [] {
+    json out = options_json(scenario_options(), ImportKind::kTraining);
+    out["output"] = option_list_json(estimate_output_options());
+    return out;
+  }();
   return json_response(options, 200, wants_pretty(request));
 }
 

@@ -25,11 +25,14 @@ expect_json "all(set(o) == {'key', 'flag', 'kind', 'group', 'default', 'help', '
 for o in d['options'])"
 expect_json "[o for o in d['options'] if o['key'] == 'seq_len'][0]['flag'] == '--seq-len'"
 expect_json "[o for o in d['options'] if o['key'] == 'fsdp'][0]['choices'][1] == 'full_shard'"
-# Every flag of `vramplan estimate --help` is an option (model_config is the API-only one).
+# Every flag of `vramplan estimate --help` is an option, or an output setting (--formulas;
+# model_config is the API-only option).
+expect_json "[o['key'] for o in d['output']] == ['formulas']"
 cp "$RUN_OUT_FILE" "$TEST_TMP/options.json"
 "$VRAMPLAN" estimate --help >"$TEST_TMP/help.txt"
 missing=$(python3 -c 'import json, re, sys
-flags = {o["flag"] for o in json.load(open(sys.argv[1]))["options"]}
+answer = json.load(open(sys.argv[1]))
+flags = {o["flag"] for o in answer["options"] + answer["output"]}
 helped = set(re.findall(r"^\s+(--[a-z0-9-]+)", open(sys.argv[2]).read(), re.M))
 ignored = {"--help", "--scenario", "--format", "--color", "--width", "--emit"}  # emit: a request key
 print(" ".join(sorted(f for f in helped - flags - ignored if not f.startswith("--no-"))))' \
@@ -92,6 +95,9 @@ estimate_matches custom '{"hidden_size": 2048, "num_layers": 16, "num_heads": 16
   "ffn_size": 8192, "vocab_size": 32000, "gpu_memory_gib": 24, "fsdp": "full_shard", "gpus": 4}'
 estimate_matches inline "{\"model_config\": $(cat "$VRAMPLAN_SOURCE_DIR/data/models/gpt2.json"),
   \"micro_batch\": 4}"
+# "formulas": false (--no-formulas): rows without formula strings, the same numbers.
+estimate_matches no_formulas '{"model": "Llama-3.1-8B", "tp": 2, "formulas": false}'
+expect_json "all(r['formula'] == '' for s in d['stages'] for r in s['rows'])"
 
 case_name "estimate from a framework's config: the text in \"from\""
 python3 -c 'import json, sys

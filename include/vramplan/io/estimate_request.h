@@ -34,9 +34,10 @@ Result<std::vector<Fit>> fit_rows(const std::string& gpu, std::optional<double> 
 // replaced by the settings' host_memory_gib.
 void add_host_fit(const ResolvedScenario& resolved, Estimate& estimate);
 
-// resolve_scenario -> estimate -> fit_rows -> add_host_fit. Errors name the setting at fault, as
-// the user wrote it (a key of the imported file when it came from there). Pure and thread-safe
-// (read_file aside).
+// resolve_scenario -> estimate -> fit_rows -> add_host_fit. The settings may also hold
+// estimate_output_options()' "formulas" (false: no formula strings, as options.explain = false).
+// Errors name the setting at fault, as the user wrote it (a key of the imported file when it came
+// from there). Pure and thread-safe (read_file aside).
 Result<SettingsEstimate> estimate_settings(const nlohmann::json& settings,
                                            const FileReader& read_file,
                                            const ModelFetcher& fetch_model = nullptr,

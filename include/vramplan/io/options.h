@@ -34,6 +34,9 @@ std::span<const OptionSpec> quick_options();
 // The roofline's cluster beside the scenario keys: gpus_per_node, intra_node_gbps,
 // inter_node_gbps (group "cluster"; each defaults to the chosen GPU's catalog entry).
 std::span<const OptionSpec> roofline_options();
+// The training estimate's output settings beside the scenario keys: formulas (group "input";
+// `estimate`, POST /api/estimate, vramplan.estimate in Python).
+std::span<const OptionSpec> estimate_output_options();
 
 // The title a group's options are listed under in --help and the web form ("model" -> "Model").
 std::string_view group_title(std::string_view group);

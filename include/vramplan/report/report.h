@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "vramplan/training/estimate.h"
 #include "vramplan/training/scenario.h"
@@ -15,6 +17,11 @@ namespace vramplan {
 // device_bytes}; peak {stage, allocated_bytes, reserved_bytes, device_bytes}; fit[] {gpu, name,
 // usable_bytes, used_fraction, verdict}; warnings[]; scenario {...the resolved inputs}.
 nlohmann::json estimate_to_json(const Scenario& scenario, const Estimate& estimate);
+// Its top-level keys in the object's order, and one key's value alone (null for another key),
+// built without the rest: the Python package reads an answer's parts on demand.
+const std::vector<std::string>& estimate_json_keys();
+nlohmann::json estimate_json_part(const Scenario& scenario, const Estimate& estimate,
+                                  std::string_view key);
 // Its "peak" object alone (the sweep endpoint returns it per point).
 nlohmann::json peak_json(const Estimate& estimate);
 // One fit row as the estimate's JSON writes it (fit[]): the GPU, its verdict and the host check.

@@ -1,0 +1,102 @@
+#include "validation/validation_modes.h"
+
+#include "vramplan/report/roofline_report.h"
+#include "vramplan/validation/validation_json.h"
+
+namespace vramplan {
+
+using nlohmann::json;
+
+json serving_validation_to_json(const ServingValidation& v) {
+  json out = {{"rows", json::array()}, {"summaries", json::array()}};
+  for (const ServingCheck& c : v.rows)
+    out["rows"].push_back({{"id", c.id},
+                           {"engine", c.engine},
+                           {"version", c.version},
+                           {"quantity", c.quantity},
+                           {"unit", c.unit},
+                           {"published", c.published},
+                           {"predicted", c.predicted},
+                           {"error_pct", c.error_pct()},
+                           {"source", c.source},
+                           {"note", c.note}});
+  for (const ServingSummary& s : v.summaries)
+    out["summaries"].push_back({{"quantity", s.quantity},
+                                {"rows", s.rows},
+                                {"median_abs_pct", s.median_abs_pct},
+                                {"max_abs_pct", s.max_abs_pct}});
+  return out;
+}
+
+json step_time_constants_to_json(const StepTimeConstants& c) {
+  return {{"matmul_efficiency", c.matmul_efficiency},
+          {"attention_efficiency", c.attention_efficiency},
+          {"hbm_efficiency", c.hbm_efficiency},
+          {"kernel_overhead_s", c.kernel_overhead_s},
+          {"cpu_overhead_s", c.cpu_overhead_s},
+          {"collective_overhead_s", c.collective_overhead_s},
+          {"intra_bw_efficiency", c.intra_bw_efficiency},
+          {"inter_bw_efficiency", c.inter_bw_efficiency},
+          {"intra_latency_s", c.intra_latency_s},
+          {"inter_latency_s", c.inter_latency_s},
+          {"inter_p2p_latency_s", c.inter_p2p_latency_s}};
+}
+
+json throughput_report_to_json(const ThroughputReport& report) {
+  json out;
+  out["constants"] = step_time_constants_to_json(report.constants);
+  out["rows"] = json::array();
+  for (const ThroughputRow& r : report.rows) {
+    json row = {{"id", r.id},
+                {"model", r.model},
+                {"gpus", r.gpus},
+                {"skipped", r.skipped},
+                {"reason", r.reason},
+                {"measured_tok_s_gpu", r.measured_tok_s},
+                {"measured_mfu_pct", r.measured_mfu_pct}};
+    if (!r.skipped) {
+      row["predicted_tok_s_gpu"] = r.predicted_tok_s;
+      row["predicted_mfu_pct"] = r.predicted_mfu_pct;
+      row["tok_error_pct"] = r.tok_error_pct();
+      row["mfu_error_pct"] = r.mfu_error_pct();
+      row["step_time"] = step_time_to_json(r.predicted);
+    }
+    out["rows"].push_back(row);
+  }
+  for (const ThroughputSummary& s : report.summaries)
+    out["summaries"].push_back({{"model", s.model},
+                                {"fitted", s.fitted},
+                                {"rows", s.rows},
+                                {"skipped", s.skipped},
+                                {"median_abs_tok_pct", s.median_abs_tok_pct},
+                                {"p90_abs_tok_pct", s.p90_abs_tok_pct},
+                                {"bias_tok_pct", s.bias_tok_pct},
+                                {"median_abs_mfu_pct", s.median_abs_mfu_pct},
+                                {"spearman_tok", s.spearman_tok},
+                                {"spearman_mfu", s.spearman_mfu}});
+  for (const AccuracyTarget& t : report.targets)
+    out["targets"].push_back({{"name", t.name},
+                              {"value", t.value},
+                              {"target", t.target},
+                              {"at_most", t.at_most},
+                              {"met", t.met()}});
+  return out;
+}
+
+MemoryGate memory_gate(const ValidationReport& report, const std::string& only) {
+  MemoryGate gate;
+  for (const AccuracyTarget& t : report.targets) {
+    if (!target_shown(t, only)) continue;
+    gate.failed += !t.passes();
+    gate.open += t.passes() && !t.met();
+  }
+  return gate;
+}
+
+int throughput_targets_missed(const ThroughputReport& report) {
+  int missed = 0;
+  for (const AccuracyTarget& t : report.targets) missed += !t.met();
+  return missed;
+}
+
+}  // namespace vramplan
