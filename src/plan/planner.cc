@@ -279,6 +279,35 @@ void fill_peak_stages(const Scenario& base, std::vector<PlanCandidate>& candidat
   }
 }
 
+// The offload pass (PlanRequest::offload_search) after a first search that fitted nothing: what
+// it finds replaces the empty result (keeping the first search's counts), and the note says what
+// was tried.
+std::optional<Error> offload_pass(const PlanRequest& r, const Scenario& neutral,
+                                  const LayoutTimer& timer, PlanResult& p, SearchResult& found) {
+  OffloadSearch offloaded = search_with_offload(r, neutral, timer, p.limit_bytes);
+  if (offloaded.found.stopped)
+    return Error{"search", "stopped in the offload pass", "a search that runs to its end",
+                 "the search was stopped before its end (time budget or cancellation)"};
+  p.offload_searched = true;
+  const std::optional<PlanCandidate>& miss = found.closest_miss;
+  p.offload_note =
+      fmt::format("No layout fits with everything on the GPU{}. {}",
+                  miss ? fmt::format(" (the closest, {}, needs {})", layout_name(miss->layout),
+                                     gib(miss->device_bytes))
+                       : "",
+                  offloaded.note);
+  if (offloaded.found.top.empty()) {
+    add_stats(found.stats, offloaded.found.stats);
+    return std::nullopt;
+  }
+  const int threads = found.stats.threads;
+  merge_search(offloaded.found, found, r.top_k);  // the first search's counts; it fitted nothing
+  found = std::move(offloaded.found);
+  found.stats.threads = threads;
+  settle_misses(found);
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<PlanResult> plan(const PlanRequest& r) {
@@ -316,27 +345,7 @@ Result<PlanResult> plan(const PlanRequest& r) {
   if (found.stats.evaluated == 0) return explain_empty_space(r);
 
   if (found.top.empty() && r.offload_search && !r.base.offload.any()) {
-    OffloadSearch offloaded = search_with_offload(r, neutral, timer, p.limit_bytes);
-    if (offloaded.found.stopped)
-      return Error{"search", "stopped in the offload pass", "a search that runs to its end",
-                   "the search was stopped before its end (time budget or cancellation)"};
-    p.offload_searched = true;
-    p.offload_note =
-        fmt::format("No layout fits with everything on the GPU{}. {}",
-                    found.closest_miss ? fmt::format(" (the closest, {}, needs {})",
-                                                     layout_name(found.closest_miss->layout),
-                                                     gib(found.closest_miss->device_bytes))
-                                       : "",
-                    offloaded.note);
-    if (!offloaded.found.top.empty()) {
-      const int threads = found.stats.threads;
-      merge_search(offloaded.found, found, r.top_k);  // the first search's stats, no candidates
-      found = std::move(offloaded.found);
-      found.stats.threads = threads;
-      settle_misses(found);
-    } else {
-      add_stats(found.stats, offloaded.found.stats);
-    }
+    if (auto e = offload_pass(r, neutral, timer, p, found)) return *e;
     found.stats.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
