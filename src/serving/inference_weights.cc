@@ -99,18 +99,19 @@ GpuWeights gpu_weights(const InferenceScenario& s, const ParamCounts& counts,
     const LayerParams& p = counts.layers[id];
     const bool moe = p.routed_experts > 0;
     const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
-    if (mixer == LayerMixer::kAttention) {
+    if (mixer == LayerMixer::kAttention || mixer == LayerMixer::kCrossAttention) {
       const LinearShape a = per_gpu(attn, tp);
       add(attention, a.params, a.tensors, a.rows);
       // Whatever is not a linear weight (biases, norms, sinks) stays in the base dtype.
       const Wide attn_column_row = Wide{attn.column.params} + attn.row.params;
       g.other += ceil_div(p.attention - attn_column_row, tp) +
                  (p.attention_replicated - attn.replicated.params) + p.indexer;
-    } else if (p.ssm > 0) {
+    }
+    if (p.ssm > 0) {  // Falcon-H1's attention layers hold a Mamba-2 mixer too
       // Mamba-2 / DeltaNet: in_proj column-parallel, out_proj row-parallel (vLLM
       // MambaMixer2 / Qwen3NextGatedDeltaNet), conv and per-head vectors sharded with the heads.
       const Wide out_rows = m.hidden;
-      const Wide out_params = mixer == LayerMixer::kMamba2
+      const Wide out_params = mixer != LayerMixer::kGatedDeltaNet
                                   ? Wide{m.mamba.d_inner()} * m.hidden
                                   : Wide{m.deltanet.value_dim()} * m.hidden;
       const Wide in_params = p.ssm - out_params;
@@ -257,7 +258,8 @@ KvLayout kv_layout(const InferenceScenario& s, const ServingRank& rank, int64_t 
   int64_t full = 0, sliding = 0, mamba = 0, deltanet = 0;
   for (int64_t id : rank.layers) {
     const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
-    if (mixer == LayerMixer::kMamba2) ++mamba;
+    if (mixer == LayerMixer::kMamba2 || (m.parallel_mamba && mixer == LayerMixer::kAttention))
+      ++mamba;
     if (mixer == LayerMixer::kGatedDeltaNet) ++deltanet;
     if (mixer != LayerMixer::kAttention) continue;
     (m.layer_attention[id] == LayerAttention::kSliding ? sliding : full) += 1;

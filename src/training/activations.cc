@@ -507,13 +507,17 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain, LayerMix
     add_mamba2_mixer(s, d, sum);
   } else if (mixer == LayerMixer::kGatedDeltaNet) {
     add_deltanet_mixer(s, d, sum);
-  } else if (mixer == LayerMixer::kAttention) {
+  } else if (mixer == LayerMixer::kAttention || mixer == LayerMixer::kCrossAttention) {
+    // Llama-3.2-Vision's cross-attention layers are counted like self-attention over the text
+    // tokens (their keys are the image tokens: a bound, not the exact score size).
     if (s.model.attention == AttentionKind::kMla) {
       add_mla_attention(s, d, sum);
     } else {
       add_standard_attention(s, d, frozen, sum);
     }
     add_attention_core(s, d, sum);
+    // Falcon-H1 runs a Mamba-2 mixer beside attention on the same normed input.
+    if (s.model.parallel_mamba && mixer == LayerMixer::kAttention) add_mamba2_mixer(s, d, sum);
   }
   if (s.training.dropout) sum.add("dropout masks", "2·n·h/t_sp", 2 * d.n * d.h / d.t_sp);
   if (!has_mlp) return sum.finish(preamble(s, d));

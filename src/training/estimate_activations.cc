@@ -73,7 +73,7 @@ struct LayerMix {
 };
 
 std::string kind_name(LayerMixer mixer, bool has_mlp, bool moe) {
-  const char* mixers[] = {"attention", "Mamba-2", "gated-DeltaNet", ""};
+  const char* mixers[] = {"attention", "Mamba-2", "gated-DeltaNet", "", "cross-attention"};
   std::string name = mixers[static_cast<int>(mixer)];
   if (has_mlp) name += std::string(name.empty() ? "" : " + ") + (moe ? "MoE" : "MLP");
   return name + " layers";
