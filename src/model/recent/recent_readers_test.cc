@@ -32,9 +32,10 @@ Error parse_error(std::string_view json) {
 
 // Jamba: L=4, attention where i % 2 == 1, MoE where i % 2 == 0 (E=4, k=2, f=96).
 //   Mamba-1, d_inner = 2*64 = 128, R=8, N=4, K=4:
-//     in_proj 64*256 = 16384, x_proj 128*(8+2*4) = 2048, dt_proj 8*128 + 128 = 1152,
-//     out_proj 128*64 = 8192 -> ssm 27776
-//     conv 128*4 + 128 = 640, A_log 128*4 = 512, D 128, dt/B/C norms 8+4+4 -> small 1296
+//     in_proj 64*256 = 16384, x_proj 128*(8+2*4) = 2048, dt_proj 8*128 = 1024,
+//     out_proj 128*64 = 8192 -> ssm 27648
+//     conv 128*4 + 128 = 640, dt_proj bias 128, A_log 128*4 = 512, D 128,
+//     dt/B/C norms 8+4+4 -> small 1424
 //   MoE router 4*64 = 256 + experts 4*3*64*96 = 73728; dense MLP 3*64*96 = 18432
 //   total = 2*(29072 + 73984 + 128) + 2*(12288 + 18432 + 128) + 12800 + 64 = 280928
 constexpr char kTinyJamba[] = R"({
@@ -55,8 +56,8 @@ TEST(RecentReadersTest, JambaMamba1LayersByHand) {
   EXPECT_TRUE(m.moe_layers[0]);
   EXPECT_FALSE(m.moe_layers[1]);
   ParamCounts c = count_parameters(m);
-  EXPECT_EQ(c.layers[0].ssm, 27776);
-  EXPECT_EQ(c.layers[0].ssm_small, 1296);
+  EXPECT_EQ(c.layers[0].ssm, 27648);
+  EXPECT_EQ(c.layers[0].ssm_small, 1424);
   EXPECT_EQ(c.layers[1].attention, 12288);
   EXPECT_EQ(c.layers[1].mlp, 18432);
   EXPECT_EQ(c.layers[0].routed_experts, 73728);
@@ -219,6 +220,42 @@ TEST(RecentReadersTest, ApertusXieluByHand) {
   ParamCounts c = count_parameters(m);
   EXPECT_EQ(c.layers[0].mlp, 12288 + 2);
   EXPECT_EQ(c.total, 62340);
+}
+
+// Qwen3-VL: a Qwen3 text model (2 layers of 12288 + q/k norms 32 + 18432 + 128 = 30880, so
+// 61760 + 12864 = 74624) and Qwen3VLVisionModel h=32 f=48, depth 3, p=4, t=2, merge 2 (w=128),
+// out 64, 16 learned positions, DeepStack mergers after blocks 0 and 2:
+//   patch 3*2*4*4*32 + 32 = 3104, positions 512,
+//   block 2 LayerNorms 128 + qkv 3168 + proj 1056 + fc1 1584 + fc2 1568 = 7504 -> 22512
+//   merger MLP 128*128 + 128 + 128*64 + 64 = 24768: merger 64 + 24768, DeepStack 2*(256 + 24768)
+//   vision = 101008
+TEST(RecentReadersTest, Qwen3VlVisionWithDeepstackByHand) {
+  ModelConfig m = parse_ok(R"({"model_type": "qwen3_vl", "tie_word_embeddings": false,
+    "text_config": {"model_type": "qwen3_vl_text", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+      "intermediate_size": 96, "vocab_size": 100, "tie_word_embeddings": false},
+    "vision_config": {"depth": 3, "hidden_size": 32, "intermediate_size": 48,
+      "in_channels": 3, "patch_size": 4, "spatial_merge_size": 2, "temporal_patch_size": 2,
+      "out_hidden_size": 64, "num_position_embeddings": 16,
+      "deepstack_visual_indexes": [0, 2]}})");
+  EXPECT_EQ(m.vision_params, 101008);
+  EXPECT_EQ(count_parameters(m).total, 74624 + 101008);
+}
+
+// LLaVA-NeXT: a Mistral text model (2 * 30848 + 12864 = 74560) and CLIP h=32 f=48, 2 layers,
+// 28/14 -> 5 positions, features from two layers:
+//   class 32 + patch 18816 + positions 160 + pre/post LayerNorms 128
+//   + layers 2 * (128 + 4*1056 + 1584 + 1568) = 15008
+//   projector linear_1 2*32*64 + 64, linear_2 64*64 + 64, image_newline 64 -> vision 42528
+TEST(RecentReadersTest, LlavaNextClipAndProjectorByHand) {
+  ModelConfig m = parse_ok(R"({"model_type": "llava_next", "vision_feature_layer": [-2, -5],
+    "text_config": {"model_type": "mistral", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 96,
+      "vocab_size": 100, "tie_word_embeddings": false},
+    "vision_config": {"model_type": "clip_vision_model", "hidden_size": 32,
+      "intermediate_size": 48, "num_hidden_layers": 2, "patch_size": 14, "image_size": 28}})");
+  EXPECT_EQ(m.vision_params, 42528);
+  EXPECT_EQ(count_parameters(m).total, 74560 + 42528);
 }
 
 }  // namespace

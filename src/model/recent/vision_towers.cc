@@ -61,4 +61,57 @@ int64_t mllama_vision(Fields& v, const ModelConfig& text) {
   return params;
 }
 
+// CLIPVisionTransformer: class_embedding (h), patch_embedding (Conv2d C·p²·h, no bias),
+// position_embedding ((image/p)² + 1)·h, pre_layrnorm and post_layernorm (2h each); per layer
+// two LayerNorms, q/k/v/out_proj with biases, fc1/fc2 with biases. LLaVA's defaults (the
+// LlavaNextConfig vision_config) where a key is absent. The projector's linear_1 reads h_v per
+// vision_feature_layer (an int or a list), both linears biased by multimodal_projector_bias
+// (default true); image_newline holds h_t.
+int64_t llava_next_vision(Fields& v, Fields& top, const ModelConfig& text) {
+  const int64_t h = v.integer_or("hidden_size", 1024), f = v.integer_or("intermediate_size", 4096);
+  const int64_t layers = v.integer_or("num_hidden_layers", 24);
+  const int64_t patch = v.integer_or("patch_size", 14), image = v.integer_or("image_size", 336);
+  const int64_t channels = v.integer_or("num_channels", 3);
+  int64_t params = h + channels * patch * patch * h + ((image / patch) * (image / patch) + 1) * h;
+  params += 2 * 2 * h;  // pre_layrnorm, post_layernorm
+  params += layers * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h));
+  int64_t feature_layers = 1;
+  if (const json* layer = top.get("vision_feature_layer"); layer != nullptr && layer->is_array())
+    feature_layers = static_cast<int64_t>(layer->size());
+  const bool bias = top.boolean("multimodal_projector_bias", true);
+  params += h * feature_layers * text.hidden + text.hidden * text.hidden;
+  if (bias) params += 2 * text.hidden;
+  return params + text.hidden;  // image_newline
+}
+
+// Qwen3VLVisionModel: patch_embed (Conv3d C·t·p²·h with bias), pos_embed
+// (num_position_embeddings·h); per block norm1/norm2 (LayerNorm), qkv (h -> 3h) and proj with
+// biases, linear_fc1/fc2 with biases. The merger: LayerNorm over h, fc1 w -> w and fc2
+// w -> out_hidden_size with biases (w = h·m²); each DeepStack merger the same with its LayerNorm
+// over w.
+int64_t qwen3_vl_vision(Fields& v, const ModelConfig& text) {
+  const int64_t h = v.integer_or("hidden_size", 1152), f = v.integer_or("intermediate_size", 4304);
+  const int64_t depth = v.integer_or("depth", 27), patch = v.integer_or("patch_size", 16);
+  const int64_t channels = v.integer_or("in_channels", 3);
+  const int64_t temporal = v.integer_or("temporal_patch_size", 2);
+  const int64_t merge = v.integer_or("spatial_merge_size", 2);
+  const int64_t out = v.integer_or("out_hidden_size", text.hidden);
+  const int64_t positions = v.integer_or("num_position_embeddings", 2304);
+  int64_t deepstack = 3;  // Qwen3VLVisionConfig's deepstack_visual_indexes (8, 16, 24)
+  if (const json* list = v.get("deepstack_visual_indexes")) {
+    if (!list->is_array()) {
+      v.fail({v.field("deepstack_visual_indexes"), show(*list), "a list of block indices", ""});
+      return 0;
+    }
+    deepstack = static_cast<int64_t>(list->size());
+  }
+  int64_t params = channels * temporal * patch * patch * h + h + positions * h;
+  params += depth * (2 * 2 * h + (3 * h * h + 3 * h) + (h * h + h) + (h * f + f) + (f * h + h));
+  const int64_t wide = h * merge * merge;
+  const int64_t mlp = (wide * wide + wide) + (wide * out + out);
+  params += 2 * h + mlp;                   // merger
+  params += deepstack * (2 * wide + mlp);  // deepstack_merger_list
+  return params;
+}
+
 }  // namespace vramplan::hf
