@@ -231,6 +231,7 @@ void add_recurrent_state(const InferenceScenario& s, int64_t mamba, int64_t delt
                  ceil_div(c.num_v_heads, tp) * c.k_head_dim * c.v_head_dim) *
                 bytes;
   }
+  if (mamba == 0 && deltanet == 0) return;  // attention only: no state (state_per_sequence 0)
   kv.state_per_sequence = mamba * per_mamba + deltanet * per_delta;
   if (!explain || kv.state_per_sequence == 0) return;
   if (mamba > 0) {
@@ -258,10 +259,10 @@ KvLayout kv_layout(const InferenceScenario& s, const ServingRank& rank, int64_t 
   int64_t full = 0, sliding = 0, mamba = 0, deltanet = 0;
   for (int64_t id : rank.layers) {
     const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
-    if (mixer == LayerMixer::kMamba2 || (m.parallel_mamba && mixer == LayerMixer::kAttention))
-      ++mamba;
+    if (mixer == LayerMixer::kMamba2) ++mamba;
     if (mixer == LayerMixer::kGatedDeltaNet) ++deltanet;
     if (mixer != LayerMixer::kAttention) continue;
+    mamba += m.parallel_mamba ? 1 : 0;  // Falcon-H1: a Mamba-2 state beside the KV
     (m.layer_attention[id] == LayerAttention::kSliding ? sliding : full) += 1;
   }
   const Wide block = s.block_size;
