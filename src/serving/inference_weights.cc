@@ -237,9 +237,9 @@ void add_recurrent_state(const InferenceScenario& s, int64_t mamba, int64_t delt
   if (mamba > 0) {
     const Mamba2Config& c = m.mamba;
     kv.state_formula =
-        fmt::format("{} Mamba-2 layers × (conv {} × {}/{} + ssm {}/{} heads × {} × {}) × {} B",
-                    mamba, c.conv_kernel - 1, c.conv_dim(), s.tp, c.num_heads, s.tp, c.head_dim,
-                    c.state_size, static_cast<int64_t>(bytes));
+        fmt::format("{} {} layers × (conv {} × {}/{} + ssm {}/{} heads × {} × {}) × {} B", mamba,
+                    c.dt_rank > 0 ? "Mamba-1" : "Mamba-2", c.conv_kernel - 1, c.conv_dim(), s.tp,
+                    c.num_heads, s.tp, c.head_dim, c.state_size, static_cast<int64_t>(bytes));
   }
   if (deltanet > 0) {
     const GatedDeltaNetConfig& c = m.deltanet;
