@@ -259,6 +259,19 @@ TEST(Activations, Mamba2BlockMatchesHandArithmetic) {
   EXPECT_NE(t.formula.find("zxbcdt"), std::string::npos);
 }
 
+// Jamba's Mamba-1 (h 4096, d_inner 8192, R 256, N 16), n = 8192, B = 2, one norm:
+//   norm input 67,108,864; in_proj input 67,108,864; x, z, u 3·n·8192·2 = 402,653,184
+//   x_proj output and norm outputs 2·n·288·2 = 9,437,184; delta, out, out_z 402,653,184
+//   chunk states 4 · 8192 · 32 · 4 = 4,194,304 -> 953,155,584
+TEST(Activations, Mamba1MixerMatchesHandArithmetic) {
+  Scenario s = llama(8192);
+  s.model.norms_per_layer = 1;
+  s.model.mamba = Mamba2Config{8192, 1, 16, 0, 4, true, false, false, false, 256};
+  Term t = layer_activations(s, false, true, LayerMixer::kMamba2, /*has_mlp=*/false);
+  EXPECT_EQ(t.bytes, 953'155'584);
+  EXPECT_NE(t.formula.find("scan chunk states"), std::string::npos);
+}
+
 // Falcon-H1 runs the same Mamba-2 mixer beside attention: the attention layer's activations
 // plus the mixer's in_proj input, zxbcdt, out_x and rstd (505,675,776 B at the sizes above).
 TEST(Activations, ParallelMambaAddsTheMixerToAttentionLayers) {

@@ -74,8 +74,8 @@ struct LayerMix {
 
 std::string kind_name(LayerMixer mixer, bool has_mlp, bool moe, bool mamba1) {
   const char* mixers[] = {"attention", "Mamba-2", "gated-DeltaNet", "", "cross-attention"};
-  std::string name = mixer == LayerMixer::kMamba2 && mamba1 ? "Mamba-1 (Mamba-2 formula)"
-                                                            : mixers[static_cast<int>(mixer)];
+  std::string name =
+      mixer == LayerMixer::kMamba2 && mamba1 ? "Mamba-1" : mixers[static_cast<int>(mixer)];
   if (has_mlp) name += std::string(name.empty() ? "" : " + ") + (moe ? "MoE" : "MLP");
   return name + " layers";
 }
