@@ -341,7 +341,7 @@ void add_mamba2_mixer(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const Wide zxbcdt = 2 * c.d_inner() + 2 * c.n_groups * c.state_size + c.num_heads;
   sum.add("in_proj output zxbcdt", "n·(2·d_inner+2·G·N+H)·B/t", d.n * zxbcdt * d.bytes / d.t);
   sum.add("scan output out_x", "n·d_inner·B/t", d.n * c.d_inner() * d.bytes / d.t);
-  sum.add("gated-norm rstd", "n·G·4/t", ceil_div(d.n * c.n_groups * 4, d.t));
+  if (c.gated_norm) sum.add("gated-norm rstd", "n·G·4/t", ceil_div(d.n * c.n_groups * 4, d.t));
 }
 
 // Qwen3-Next's gated DeltaNet through flash-linear-attention (chunk_gated_delta_rule, chunk 64):
