@@ -43,6 +43,14 @@ Family family_of(std::string_view type) {
       {"qwen3_vl_text", Family::kQwen3},
       {"qwen3_vl_moe", Family::kQwen3Moe},
       {"qwen3_vl_moe_text", Family::kQwen3Moe},
+      {"hunyuan_v1_moe", Family::kHunyuanMoe},
+      {"apertus", Family::kApertus},
+      {"jamba", Family::kJamba},
+      {"falcon_h1", Family::kFalconH1},
+      {"llama4", Family::kLlama4},
+      {"llama4_text", Family::kLlama4},
+      {"mllama", Family::kMllama},
+      {"mllama_text_model", Family::kMllama},
       {"megatron_gpt", Family::kMegatron},
   };
   auto it = kFamilies.find(type);
@@ -51,7 +59,7 @@ Family family_of(std::string_view type) {
 
 bool is_multimodal_wrapper(std::string_view type) {
   return type == "gemma3" || type == "mistral3" || type == "llava_next" || type == "qwen2_5_vl" ||
-         type == "qwen3_vl" || type == "qwen3_vl_moe";
+         type == "qwen3_vl" || type == "qwen3_vl_moe" || type == "llama4" || type == "mllama";
 }
 
 Family text_family_of(std::string_view wrapper, std::string_view text_type) {
@@ -100,6 +108,10 @@ bool honors_attention_bias(Family family) {
     case Family::kQwen3Next:
     case Family::kNemotronH:
     case Family::kGraniteHybrid:
+    case Family::kHunyuanMoe:
+    case Family::kApertus:
+    case Family::kFalconH1:
+    case Family::kLlama4:
     case Family::kUnknown:
       return true;
     default:

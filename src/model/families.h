@@ -31,6 +31,12 @@ enum class Family {
   kQwen3Next,      // gated DeltaNet + gated attention hybrid, high-sparsity MoE
   kNemotronH,      // Mamba-2 / attention / MLP / MoE blocks by hybrid_override_pattern
   kGraniteHybrid,  // granitemoehybrid: Mamba-2 or attention, then MoE + shared MLP
+  kHunyuanMoe,     // hunyuan_v1_moe: every layer MoE plus a shared MLP, per-head q/k norms
+  kApertus,        // Apertus: plain up/down MLP with the xIELU activation, per-head q/k norms
+  kJamba,          // Jamba: Mamba-1 or attention layers, MoE every expert_layer_period
+  kFalconH1,       // Falcon-H1: attention and Mamba-2 side by side in every layer
+  kLlama4,         // Llama 4: interleaved MoE with a shared expert, chunked-attention layers
+  kMllama,         // Llama-3.2-Vision: self-attention and gated cross-attention layers
   kMegatron,       // megatron_config.h: a Megatron-LM GPT by its own arguments
   kUnknown,
 };

@@ -207,6 +207,7 @@ std::vector<bool> moe_layer_flags(Fields& f, Family family, const ModelConfig& m
 }
 
 void read_moe(Fields& f, Family family, ModelConfig& m) {
+  if (family == Family::kHunyuanMoe) return;  // per-layer lists: recent_readers.cc
   for (std::string_view key :
        {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}) {
     if (f.has(key)) {

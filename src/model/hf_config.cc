@@ -22,6 +22,7 @@
 #include "model/hybrid_readers.h"
 #include "model/megatron_config.h"
 #include "model/model_limits.h"
+#include "model/recent/recent_readers.h"
 #include "model/vision.h"
 
 namespace vramplan {
@@ -144,6 +145,7 @@ void read_scalars(Fields& f, Family family, const json& root, ModelConfig& m) {
   read_family_features(f, family, m);
   read_moe(f, family, m);
   if (is_hybrid_family(family)) read_hybrid_features(f, family, m);
+  if (is_recent_family(family)) read_recent_features(f, family, m);
   m.mtp_layers = f.integer_or("num_nextn_predict_layers", 0, 0);
 }
 
@@ -151,6 +153,8 @@ void read_layers(Fields& f, Family family, ModelConfig& m) {
   m.moe_layers = moe_layer_flags(f, family, m);
   if (is_hybrid_family(family))
     read_hybrid_layers(f, family, m);
+  else if (is_recent_family(family))
+    read_recent_layers(f, family, m);
   else
     read_attention_layout(f, family, m);
 }

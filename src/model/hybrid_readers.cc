@@ -17,6 +17,7 @@ void read_mamba2(Fields& f, Family family, ModelConfig& m) {
     c.conv_kernel = f.integer_or("conv_kernel", 4);
     c.conv_bias = f.boolean("use_conv_bias", true);
     c.proj_bias = f.boolean("use_bias", false);
+    c.out_proj_bias = c.proj_bias;
   } else {
     // GraniteMoeHybridConfig: mamba_n_heads (128), mamba_d_head ("auto" = expand·h / heads).
     c.num_heads = f.integer_or("mamba_n_heads", 128);
@@ -32,6 +33,7 @@ void read_mamba2(Fields& f, Family family, ModelConfig& m) {
     c.conv_kernel = f.integer_or("mamba_d_conv", 4);
     c.conv_bias = f.boolean("mamba_conv_bias", true);
     c.proj_bias = f.boolean("mamba_proj_bias", false);
+    c.out_proj_bias = c.proj_bias;
   }
 }
 

@@ -179,8 +179,8 @@ TEST(HybridReadersTest, VisionTowersCountedApart) {
 
 TEST(HybridReadersTest, UncountedVisionTowerIsAWarningNotASilentZero) {
   Result<ParsedModel> parsed = parse_hf_config(R"({
-    "model_type": "qwen3_vl", "vision_config": {"depth": 27},
-    "text_config": {"model_type": "qwen3_vl_text", "hidden_size": 64, "num_hidden_layers": 2,
+    "model_type": "llava_next", "vision_config": {"model_type": "siglip_vision_model"},
+    "text_config": {"model_type": "qwen3", "hidden_size": 64, "num_hidden_layers": 2,
       "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
       "intermediate_size": 128, "vocab_size": 100}})",
                                                "vl");
@@ -189,7 +189,7 @@ TEST(HybridReadersTest, UncountedVisionTowerIsAWarningNotASilentZero) {
   bool warned = false;
   for (const std::string& w : parsed->warnings) warned |= w.find("vision tower") != w.npos;
   EXPECT_TRUE(warned);
-  EXPECT_TRUE(parsed->model.qk_norm);  // qwen3_vl_text reads as Qwen3
+  EXPECT_TRUE(parsed->model.qk_norm);  // text_config's own model_type: Qwen3
 }
 
 TEST(HybridReadersTest, WrapperWithoutTextConfigNamesIt) {

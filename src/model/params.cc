@@ -78,9 +78,21 @@ void add_attention(const ModelConfig& m, LayerParams& layer) {
 // dt_bias, A_log, D (H each), the gated RMSNorm (d_inner) and out_proj d_inner -> h.
 void add_mamba2(const ModelConfig& m, LayerParams& layer) {
   const Mamba2Config& c = m.mamba;
+  if (c.dt_rank > 0) {
+    // Mamba-1 (JambaMambaMixer): in_proj h -> 2·d_inner, x_proj d_inner -> R + 2N, dt_proj
+    // R -> d_inner with bias, out_proj; conv1d d_inner·K (+bias), A_log d_inner·N, D d_inner and
+    // the dt/B/C RMSNorms R + 2N.
+    const int64_t d = c.d_inner(), n = c.state_size, r = c.dt_rank;
+    layer.ssm += m.hidden * 2 * d + d * (r + 2 * n) + r * d + d * m.hidden;
+    if (c.proj_bias) layer.ssm += 2 * d;
+    if (c.out_proj_bias) layer.ssm += m.hidden;
+    layer.ssm_small += d * c.conv_kernel + (c.conv_bias ? d : 0) + d + d * n + d + r + 2 * n;
+    return;
+  }
   const int64_t in_width = 2 * c.d_inner() + 2 * c.n_groups * c.state_size + c.num_heads;
   layer.ssm += m.hidden * in_width + c.d_inner() * m.hidden;  // in_proj, out_proj
-  if (c.proj_bias) layer.ssm += in_width + m.hidden;
+  if (c.proj_bias) layer.ssm += in_width;
+  if (c.out_proj_bias) layer.ssm += m.hidden;
   layer.ssm_small += c.conv_dim() * c.conv_kernel + (c.conv_bias ? c.conv_dim() : 0);
   layer.ssm_small += 3 * c.num_heads;  // dt_bias, A_log, D
   if (c.gated_norm) layer.ssm_small += c.d_inner();
@@ -126,6 +138,14 @@ LayerParams layer_params(const ModelConfig& m, size_t index, bool moe) {
     case LayerMixer::kAttention:
       add_attention(m, layer);
       add_indexer(m, layer);
+      if (m.parallel_mamba) add_mamba2(m, layer);  // Falcon-H1's mixer beside attention
+      break;
+    case LayerMixer::kCrossAttention:
+      // MllamaTextCrossAttention: q/k/v/o, q_norm and k_norm of one head, and the layer's
+      // cross_attn_attn_gate and cross_attn_mlp_gate (one scalar each).
+      add_attention(m, layer);
+      if (!m.qk_norm) layer.attention_replicated += 2 * norm_params(m, m.head_dim);
+      layer.attention_replicated += 2;
       break;
     case LayerMixer::kMamba2:
       add_mamba2(m, layer);
@@ -141,7 +161,7 @@ LayerParams layer_params(const ModelConfig& m, size_t index, bool moe) {
   if (moe) {
     add_moe(m, layer);
   } else {
-    layer.mlp = mlp_params(m, m.ffn, m.mlp_bias);
+    layer.mlp = mlp_params(m, m.ffn, m.mlp_bias) + m.mlp_activation_params;
   }
   return layer;
 }
@@ -198,7 +218,7 @@ void fill_breakdown(ParamCounts& counts) {
 
 ParamCounts count_parameters(const ModelConfig& model) {
   ParamCounts counts;
-  counts.embedding = model.vocab * model.hidden;
+  counts.embedding = (model.vocab + model.extra_embedding_rows) * model.hidden;
   if (model.learned_position_embeddings) {
     counts.position_embedding = model.max_position_embeddings * model.hidden;
   }

@@ -168,6 +168,14 @@ const std::map<std::string, int64_t>& hand_totals() {
       {"Mistral-Small-3.1-24B-Instruct-2503", 24011361280},  // 24B
       // Qwen2.5-7B's 7615616512 + the ViT and merger 676550144.
       {"Qwen2.5-VL-7B-Instruct", 8292166656},  // 8.29B
+      // The rest of issue 22 (derivations in src/model/recent/recent_readers_test.cc); each
+      // equals transformers 5.24's sum of numel() over the model built on the meta device.
+      {"Hunyuan-A13B-Instruct", 80393183232},            // 80.4B ("80B")
+      {"Apertus-8B-Instruct-2509", 8053338176},          // 8.05B
+      {"Jamba-v0.1", 51570323328},                       // 51.6B ("52B")
+      {"Falcon-H1-7B-Instruct", 7585513568},             // 7.59B
+      {"Llama-4-Scout-17B-16E-Instruct", 108641793536},  // 109B
+      {"Llama-3.2-11B-Vision-Instruct", 10670220835},    // 10.7B
   };
   return kTotals;
 }

@@ -1,6 +1,7 @@
 #include "model/vision.h"
 
 #include "model/config_fields.h"
+#include "model/recent/vision_towers.h"
 
 namespace vramplan::hf {
 namespace {
@@ -77,6 +78,15 @@ Result<VisionTower> read_vision_tower(const json& root, const ModelConfig& text)
     tower.params = pixtral_mistral3(v, top, text);
   } else if (type == "qwen2_5_vl") {
     tower.params = qwen25_vit(v, text);
+  } else if (type == "llama4") {
+    tower.params = llama4_vision(v, text);
+  } else if (type == "mllama") {
+    tower.params = mllama_vision(v, text);
+  } else if (type == "qwen3_vl" || type == "qwen3_vl_moe") {
+    tower.params = qwen3_vl_vision(v, text);
+  } else if (type == "llava_next" &&
+             v.string("model_type").value_or("clip_vision_model") == "clip_vision_model") {
+    tower.params = llava_next_vision(v, top, text);
   } else {
     tower.note = type +
                  ": the vision tower is not counted (the language model is read exactly); on a "

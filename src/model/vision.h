@@ -16,7 +16,8 @@ struct VisionTower {
   std::string note;    // what was (not) counted, for the parse warnings
 };
 
-// SigLIP (gemma3), Pixtral (mistral3) and the Qwen2.5-VL ViT are counted exactly; other wrappers
+// SigLIP (gemma3), Pixtral (mistral3), the Qwen2.5-VL ViT, Llama 4's and Llama-3.2-Vision's
+// encoders are counted exactly; other wrappers
 // give 0 with a note saying the tower is not counted.
 Result<VisionTower> read_vision_tower(const nlohmann::json& root, const ModelConfig& text);
 

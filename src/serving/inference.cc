@@ -198,16 +198,20 @@ ForwardPeak forward_peak(const InferenceScenario& s, const ServingRank& rank, bo
   for (int64_t id : rank.layers) {
     const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
     Wide width = 0;
-    if (mixer == LayerMixer::kMamba2)
-      width = ceil_div(
-          2 * m.mamba.d_inner() + 2 * m.mamba.n_groups * m.mamba.state_size + m.mamba.num_heads,
-          s.tp);
+    if (mixer == LayerMixer::kMamba2 || (m.parallel_mamba && mixer == LayerMixer::kAttention))
+      width = ceil_div(m.mamba.dt_rank > 0  // Jamba's Mamba-1 in_proj: x and z only
+                           ? 2 * m.mamba.d_inner()
+                           : 2 * m.mamba.d_inner() + 2 * m.mamba.n_groups * m.mamba.state_size +
+                                 m.mamba.num_heads,
+                       s.tp);
     if (mixer == LayerMixer::kGatedDeltaNet)
       width = ceil_div(
           2 * m.deltanet.key_dim() + 2 * m.deltanet.value_dim() + 2 * m.deltanet.num_v_heads, s.tp);
     if (width > widest) {
       widest = width;
-      widest_name = mixer == LayerMixer::kMamba2 ? "Mamba-2 in_proj" : "DeltaNet in_proj";
+      widest_name = mixer == LayerMixer::kGatedDeltaNet ? "DeltaNet in_proj"
+                    : m.mamba.dt_rank > 0               ? "Mamba-1 in_proj"
+                                                        : "Mamba-2 in_proj";
     }
   }
   if (any_dense && mlp_width(m, m.ffn, s.tp) > widest) {

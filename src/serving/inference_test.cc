@@ -332,5 +332,48 @@ TEST(InferenceWeights, VisionTowerIsLoadedOnTheFirstRank) {
   EXPECT_EQ(row(e, "vision tower"), int64_t{676'550'144} * 2);
 }
 
+// Jamba-v0.1: attention at layers 4, 12, 20, 28 (8 KV heads × 128); 28 Mamba-1 layers keep
+// conv 3 × 8192 + ssm 8192 × 16 = 155,648 values each (vLLM's mamba1_state_shape).
+TEST(RecurrentState, JambaMamba1State) {
+  InferenceScenario s = preset("Jamba-v0.1");
+  s.context = 8192;
+  InferenceEstimate e = run(s);
+  EXPECT_EQ(e.kv_bytes_per_token, 2 * 4 * 8 * 128 * 2);
+  const int64_t state = int64_t{28} * 155'648 * 2;
+  EXPECT_EQ(row(e, "SSM / linear-attention state"), state);
+  EXPECT_EQ(e.kv_bytes_per_sequence, int64_t{2 * 4 * 8 * 128 * 2} * 8192 + state);
+  EXPECT_EQ(e.weights_bytes - row(e, "rotary"), int64_t{2} * 51'570'323'328);
+}
+
+// Falcon-H1-7B: all 44 layers hold KV (2 heads × 128) and a Mamba-2 state:
+// conv 3 × (3072 + 2·256) + ssm 24 × 128 × 256 = 797,184 values.
+TEST(RecurrentState, FalconH1LayersHoldKvAndState) {
+  InferenceScenario s = preset("Falcon-H1-7B-Instruct");
+  s.context = 4096;
+  InferenceEstimate e = run(s);
+  EXPECT_EQ(e.kv_bytes_per_token, 2 * 44 * 2 * 128 * 2);
+  const int64_t state = int64_t{44} * 797'184 * 2;
+  EXPECT_EQ(row(e, "SSM / linear-attention state"), state);
+  EXPECT_EQ(e.kv_bytes_per_sequence, int64_t{2 * 44 * 2 * 128 * 2} * 4096 + state);
+}
+
+// Llama 4 Scout: 36 chunked layers keep at most one 8192-token chunk, the 12 NoPE layers the
+// whole context; 8 KV heads × 128 each.
+TEST(ChunkedAttention, Llama4ChunksBoundTheKv) {
+  InferenceScenario s = preset("Llama-4-Scout-17B-16E-Instruct");
+  s.context = 32768;
+  s.tp = 8;
+  InferenceEstimate e = run(s);
+  const int64_t per_layer_token = 2 * 1 * 128 * 2;  // one KV head per rank over tp 8
+  EXPECT_EQ(e.kv_bytes_per_sequence, per_layer_token * (12 * 32768 + 36 * 8192));
+}
+
+// Llama-3.2-Vision: only the 32 self-attention layers hold text KV.
+TEST(CrossAttention, MllamaCrossLayersHoldNoTextKv) {
+  InferenceScenario s = preset("Llama-3.2-11B-Vision-Instruct");
+  s.context = 4096;
+  EXPECT_EQ(run(s).kv_bytes_per_token, 2 * 32 * 8 * 128 * 2);
+}
+
 }  // namespace
 }  // namespace vramplan

@@ -99,18 +99,19 @@ GpuWeights gpu_weights(const InferenceScenario& s, const ParamCounts& counts,
     const LayerParams& p = counts.layers[id];
     const bool moe = p.routed_experts > 0;
     const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
-    if (mixer == LayerMixer::kAttention) {
+    if (mixer == LayerMixer::kAttention || mixer == LayerMixer::kCrossAttention) {
       const LinearShape a = per_gpu(attn, tp);
       add(attention, a.params, a.tensors, a.rows);
       // Whatever is not a linear weight (biases, norms, sinks) stays in the base dtype.
       const Wide attn_column_row = Wide{attn.column.params} + attn.row.params;
       g.other += ceil_div(p.attention - attn_column_row, tp) +
                  (p.attention_replicated - attn.replicated.params) + p.indexer;
-    } else if (p.ssm > 0) {
+    }
+    if (p.ssm > 0) {  // Falcon-H1's attention layers hold a Mamba-2 mixer too
       // Mamba-2 / DeltaNet: in_proj column-parallel, out_proj row-parallel (vLLM
       // MambaMixer2 / Qwen3NextGatedDeltaNet), conv and per-head vectors sharded with the heads.
       const Wide out_rows = m.hidden;
-      const Wide out_params = mixer == LayerMixer::kMamba2
+      const Wide out_params = mixer != LayerMixer::kGatedDeltaNet
                                   ? Wide{m.mamba.d_inner()} * m.hidden
                                   : Wide{m.deltanet.value_dim()} * m.hidden;
       const Wide in_params = p.ssm - out_params;
@@ -230,14 +231,15 @@ void add_recurrent_state(const InferenceScenario& s, int64_t mamba, int64_t delt
                  ceil_div(c.num_v_heads, tp) * c.k_head_dim * c.v_head_dim) *
                 bytes;
   }
+  if (mamba == 0 && deltanet == 0) return;  // attention only: no state (state_per_sequence 0)
   kv.state_per_sequence = mamba * per_mamba + deltanet * per_delta;
   if (!explain || kv.state_per_sequence == 0) return;
   if (mamba > 0) {
     const Mamba2Config& c = m.mamba;
     kv.state_formula =
-        fmt::format("{} Mamba-2 layers × (conv {} × {}/{} + ssm {}/{} heads × {} × {}) × {} B",
-                    mamba, c.conv_kernel - 1, c.conv_dim(), s.tp, c.num_heads, s.tp, c.head_dim,
-                    c.state_size, static_cast<int64_t>(bytes));
+        fmt::format("{} {} layers × (conv {} × {}/{} + ssm {}/{} heads × {} × {}) × {} B", mamba,
+                    c.dt_rank > 0 ? "Mamba-1" : "Mamba-2", c.conv_kernel - 1, c.conv_dim(), s.tp,
+                    c.num_heads, s.tp, c.head_dim, c.state_size, static_cast<int64_t>(bytes));
   }
   if (deltanet > 0) {
     const GatedDeltaNetConfig& c = m.deltanet;
@@ -260,6 +262,7 @@ KvLayout kv_layout(const InferenceScenario& s, const ServingRank& rank, int64_t 
     if (mixer == LayerMixer::kMamba2) ++mamba;
     if (mixer == LayerMixer::kGatedDeltaNet) ++deltanet;
     if (mixer != LayerMixer::kAttention) continue;
+    mamba += m.parallel_mamba ? 1 : 0;  // Falcon-H1: a Mamba-2 state beside the KV
     (m.layer_attention[id] == LayerAttention::kSliding ? sliding : full) += 1;
   }
   const Wide block = s.block_size;

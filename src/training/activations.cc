@@ -319,13 +319,29 @@ void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
 // zxbcdt, the scan output before the gated norm (out_x) and the norm's fp32 rstd per group;
 // the conv output, the chunk states (n/chunk × H × P × N) and the out_proj input are recomputed
 // in its backward (checkpoint_lvl 1). The in_proj keeps its input for the weight gradient.
+// Jamba's Mamba-1 (transformers JambaMambaMixer.cuda_kernels_forward op by op, with mamba_ssm's
+// SelectiveScanFn saving u, delta, B, C, z, its output and fp32 chunk states every 2048 tokens):
+// conv input x, gate z and conv output u; x_proj output and the dt/B/C norm outputs; delta, the
+// scan output and the gated out_proj input. The norms' fp32 intermediates are not counted.
+void add_mamba1_mixer(const Scenario& s, const Dims& d, SumBuilder& sum) {
+  const Mamba2Config& c = s.model.mamba;
+  const Wide di = c.d_inner(), rn = c.dt_rank + 2 * c.state_size;
+  add_linear_input(d, "in_proj input", sum);
+  sum.add("conv input x, gate z, conv output u", "3·n·d_inner·B/t", 3 * d.n * di * d.bytes / d.t);
+  sum.add("x_proj output, dt/B/C norm outputs", "2·n·(R+2N)·B/t", 2 * d.n * rn * d.bytes / d.t);
+  sum.add("delta, scan output, gated output", "3·n·d_inner·B/t", 3 * d.n * di * d.bytes / d.t);
+  sum.add("scan chunk states (fp32)", "⌈n/2048⌉·d_inner·2N·4/t",
+          ceil_div(ceil_div(d.n, 2048) * di * 2 * c.state_size * 4, d.t));
+}
+
 void add_mamba2_mixer(const Scenario& s, const Dims& d, SumBuilder& sum) {
   const Mamba2Config& c = s.model.mamba;
+  if (c.dt_rank > 0) return add_mamba1_mixer(s, d, sum);
   add_linear_input(d, "in_proj input", sum);
   const Wide zxbcdt = 2 * c.d_inner() + 2 * c.n_groups * c.state_size + c.num_heads;
   sum.add("in_proj output zxbcdt", "n·(2·d_inner+2·G·N+H)·B/t", d.n * zxbcdt * d.bytes / d.t);
   sum.add("scan output out_x", "n·d_inner·B/t", d.n * c.d_inner() * d.bytes / d.t);
-  sum.add("gated-norm rstd", "n·G·4/t", ceil_div(d.n * c.n_groups * 4, d.t));
+  if (c.gated_norm) sum.add("gated-norm rstd", "n·G·4/t", ceil_div(d.n * c.n_groups * 4, d.t));
 }
 
 // Qwen3-Next's gated DeltaNet through flash-linear-attention (chunk_gated_delta_rule, chunk 64):
@@ -507,13 +523,17 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain, LayerMix
     add_mamba2_mixer(s, d, sum);
   } else if (mixer == LayerMixer::kGatedDeltaNet) {
     add_deltanet_mixer(s, d, sum);
-  } else if (mixer == LayerMixer::kAttention) {
+  } else if (mixer == LayerMixer::kAttention || mixer == LayerMixer::kCrossAttention) {
+    // Llama-3.2-Vision's cross-attention layers are counted like self-attention over the text
+    // tokens (their keys are the image tokens: a bound, not the exact score size).
     if (s.model.attention == AttentionKind::kMla) {
       add_mla_attention(s, d, sum);
     } else {
       add_standard_attention(s, d, frozen, sum);
     }
     add_attention_core(s, d, sum);
+    // Falcon-H1 runs a Mamba-2 mixer beside attention on the same normed input.
+    if (s.model.parallel_mamba && mixer == LayerMixer::kAttention) add_mamba2_mixer(s, d, sum);
   }
   if (s.training.dropout) sum.add("dropout masks", "2·n·h/t_sp", 2 * d.n * d.h / d.t_sp);
   if (!has_mlp) return sum.finish(preamble(s, d));

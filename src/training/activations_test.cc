@@ -259,6 +259,31 @@ TEST(Activations, Mamba2BlockMatchesHandArithmetic) {
   EXPECT_NE(t.formula.find("zxbcdt"), std::string::npos);
 }
 
+// Jamba's Mamba-1 (h 4096, d_inner 8192, R 256, N 16), n = 8192, B = 2, one norm:
+//   norm input 67,108,864; in_proj input 67,108,864; x, z, u 3·n·8192·2 = 402,653,184
+//   x_proj output and norm outputs 2·n·288·2 = 9,437,184; delta, out, out_z 402,653,184
+//   chunk states 4 · 8192 · 32 · 4 = 4,194,304 -> 953,155,584
+TEST(Activations, Mamba1MixerMatchesHandArithmetic) {
+  Scenario s = llama(8192);
+  s.model.norms_per_layer = 1;
+  s.model.mamba = Mamba2Config{8192, 1, 16, 0, 4, true, false, false, false, 256};
+  Term t = layer_activations(s, false, true, LayerMixer::kMamba2, /*has_mlp=*/false);
+  EXPECT_EQ(t.bytes, 953'155'584);
+  EXPECT_NE(t.formula.find("scan chunk states"), std::string::npos);
+}
+
+// Falcon-H1 runs the same Mamba-2 mixer beside attention: the attention layer's activations
+// plus the mixer's in_proj input, zxbcdt, out_x and rstd (505,675,776 B at the sizes above).
+TEST(Activations, ParallelMambaAddsTheMixerToAttentionLayers) {
+  Scenario s = llama(8192);
+  s.model.mamba = Mamba2Config{128, 64, 128, 8, 4, true, false, true};
+  const Term attention = layer_activations(s, false, true, LayerMixer::kAttention, true);
+  s.model.parallel_mamba = true;
+  const Term both = layer_activations(s, false, true, LayerMixer::kAttention, true);
+  EXPECT_EQ(both.bytes - attention.bytes, 505'675'776);
+  EXPECT_NE(both.formula.find("zxbcdt"), std::string::npos);
+}
+
 // Qwen3-Next's gated DeltaNet (h 2048, Hk 16 × 128 = k 2048, Hv 32 × 128 = v 4096), n = 8192:
 //   norm inputs 2·n·h·2 67,108,864; in_proj input n·h·2 33,554,432
 //   projections n·(2·2048 + 2·4096 + 64)·2 = 202,375,168

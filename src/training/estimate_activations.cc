@@ -72,9 +72,10 @@ struct LayerMix {
   Wide hybrid_bytes = 0;
 };
 
-std::string kind_name(LayerMixer mixer, bool has_mlp, bool moe) {
-  const char* mixers[] = {"attention", "Mamba-2", "gated-DeltaNet", ""};
-  std::string name = mixers[static_cast<int>(mixer)];
+std::string kind_name(LayerMixer mixer, bool has_mlp, bool moe, bool mamba1) {
+  const char* mixers[] = {"attention", "Mamba-2", "gated-DeltaNet", "", "cross-attention"};
+  std::string name =
+      mixer == LayerMixer::kMamba2 && mamba1 ? "Mamba-1" : mixers[static_cast<int>(mixer)];
   if (has_mlp) name += std::string(name.empty() ? "" : " + ") + (moe ? "MoE" : "MLP");
   return name + " layers";
 }
@@ -83,7 +84,8 @@ void add_hybrid_layer(const Context& c, int64_t id, bool moe, LayerMix& mix) {
   const ModelConfig& m = c.s.model;
   const LayerMixer mixer = m.mixer(static_cast<size_t>(id));
   const bool has_mlp = m.has_mlp(static_cast<size_t>(id));
-  auto [it, added] = mix.kinds.try_emplace(kind_name(mixer, has_mlp, moe), 0, Term{});
+  auto [it, added] =
+      mix.kinds.try_emplace(kind_name(mixer, has_mlp, moe, m.mamba.dt_rank > 0), 0, Term{});
   if (added) it->second.second = layer_activations(c.s, moe, c.explain, mixer, has_mlp);
   ++it->second.first;
   mix.hybrid_bytes += it->second.second.bytes;

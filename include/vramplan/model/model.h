@@ -15,8 +15,10 @@ enum class AttentionKind { kStandard, kMla };   // MHA/GQA/MQA, or DeepSeek's mu
 enum class LayerAttention { kFull, kSliding };  // sliding layers attend to a window only
 // What mixes tokens in a layer: softmax attention, a Mamba-2 selective-state-space mixer
 // (Nemotron-H, Granite-4.0-H, Falcon-H1), a gated DeltaNet linear-attention mixer (Qwen3-Next),
-// or nothing (Nemotron-H's MLP-only and MoE-only blocks).
-enum class LayerMixer { kAttention, kMamba2, kGatedDeltaNet, kNone };
+// nothing (Nemotron-H's MLP-only and MoE-only blocks), or gated cross-attention to the image
+// tokens (Llama-3.2-Vision's cross_attention_layers). Jamba's Mamba-1 layers are kMamba2 with
+// Mamba2Config::dt_rank > 0.
+enum class LayerMixer { kAttention, kMamba2, kGatedDeltaNet, kNone, kCrossAttention };
 
 // A Mamba-2 mixer (transformers NemotronHMamba2Mixer / GraniteMoeHybridMambaLayer /
 // FalconH1Mixer): in_proj h -> 2·d_inner + 2·G·N + H, a depthwise conv1d over conv_dim =
@@ -28,9 +30,16 @@ struct Mamba2Config {
   int64_t state_size = 0;  // N (ssm_state_size / mamba_d_state)
   int64_t n_groups = 1;    // G (n_groups / mamba_n_groups)
   int64_t conv_kernel = 4;
-  bool conv_bias = true;   // use_conv_bias / mamba_conv_bias
-  bool proj_bias = false;  // use_bias / mamba_proj_bias: in_proj and out_proj biases
-  bool gated_norm = true;  // the RMSNormGated over d_inner (Falcon-H1: mamba_rms_norm)
+  bool conv_bias = true;       // use_conv_bias / mamba_conv_bias
+  bool proj_bias = false;      // use_bias / mamba_proj_bias: in_proj and out_proj biases
+  bool gated_norm = true;      // the RMSNormGated over d_inner (Falcon-H1: mamba_rms_norm)
+  bool out_proj_bias = false;  // out_proj's bias (proj_bias; Falcon-H1: projectors_bias)
+  // > 0: a Mamba-1 selective-scan mixer (Jamba) with a dt projection of this rank. It is held
+  // as H = d_inner heads of width 1, G = 0 groups, so that d_inner, conv_dim and the state
+  // H·P·N per sequence are Mamba-1's: in_proj h -> 2·d_inner, conv1d d_inner·K, x_proj
+  // d_inner -> R + 2N, dt_proj R -> d_inner (bias), A_log d_inner·N, D d_inner, out_proj, and
+  // Jamba's dt/B/C RMSNorms (R + 2N).
+  int64_t dt_rank = 0;
   int64_t d_inner() const { return num_heads * head_dim; }
   int64_t conv_dim() const { return d_inner() + 2 * n_groups * state_size; }
 };
@@ -124,6 +133,11 @@ struct ModelConfig {
   GatedDeltaNetConfig deltanet;
   IndexerConfig indexer;               // num_heads == 0: no sparse-attention indexer
   bool attention_output_gate = false;  // Qwen3-Next: q_proj also yields a sigmoid gate (a·d)
+  // Falcon-H1: every attention layer also runs a Mamba-2 mixer in parallel (both read the same
+  // normed input); the layer holds a KV cache and a Mamba state.
+  bool parallel_mamba = false;
+  int64_t mlp_activation_params = 0;  // Apertus xIELU: alpha_p and alpha_n per MLP
+  int64_t extra_embedding_rows = 0;   // Llama-3.2-Vision: embed_tokens has vocab + 8 rows
   // Parameters outside the decoder that transformers builds for the checkpoint (a vision tower
   // and its projector); counted by the family reader, listed apart in the breakdown.
   int64_t vision_params = 0;

@@ -1,0 +1,25 @@
+// Vision encoders of Llama 4, Llama-3.2-Vision, LLaVA-NeXT and Qwen3-VL, module by module as
+// transformers builds them.
+#pragma once
+
+#include <cstdint>
+
+#include "model/config_fields.h"
+#include "vramplan/model/model.h"
+
+namespace vramplan::hf {
+
+// Llama4VisionModel + Llama4MultiModalProjector, from vision_config (v) and the text model.
+int64_t llama4_vision(Fields& v, const ModelConfig& text);
+
+// MllamaVisionModel + the multi_modal_projector (vision_output_dim -> h_t, with bias).
+int64_t mllama_vision(Fields& v, const ModelConfig& text);
+
+// LLaVA-NeXT: CLIPVisionModel + LlavaNextMultiModalProjector (linear_1, linear_2) +
+// image_newline; `top` is the wrapper config (vision_feature_layer, multimodal_projector_bias).
+int64_t llava_next_vision(Fields& v, Fields& top, const ModelConfig& text);
+
+// Qwen3-VL (and Qwen3-VL-MoE): Qwen3VLVisionModel with its merger and DeepStack mergers.
+int64_t qwen3_vl_vision(Fields& v, const ModelConfig& text);
+
+}  // namespace vramplan::hf
