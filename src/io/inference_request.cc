@@ -13,6 +13,8 @@
 namespace vramplan {
 namespace {
 
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
 // Offloaded weights cross the host link at every forward step (docs/offload.md "Serving").
 void add_decode_weight_reads(SettingsInference& out) {
   InferenceEstimate& e = out.estimate;
@@ -23,7 +25,7 @@ void add_decode_weight_reads(SettingsInference& out) {
     e.warnings.push_back(fmt::format(
         "cpu_offload_gib: every forward step reads the {:.2f} GiB offloaded over the GPU's host "
         "link (PCIe or NVLink-C2C), whose bandwidth the GPU's catalog entry does not give",
-        offloaded / 1073741824.0));
+        offloaded / kGiB));
     return;
   }
   const WeightReads r = decode_weight_reads(e.weights_bytes, offloaded, *gpu);
@@ -33,8 +35,8 @@ void add_decode_weight_reads(SettingsInference& out) {
       "link of {} (at 80%): at least {:.1f} ms per step, beside {:.1f} ms to read the {:.2f} GiB "
       "left on the GPU from HBM — a memory-bound decode runs about {:.1f}x slower than with every "
       "weight on the GPU",
-      offloaded / 1073741824.0, gpu->host_link_gbps, gpu->id, 1e3 * r.host_link_s, 1e3 * r.hbm_s,
-      e.weights_bytes / 1073741824.0,
+      offloaded / kGiB, gpu->host_link_gbps, gpu->id, 1e3 * r.host_link_s, 1e3 * r.hbm_s,
+      e.weights_bytes / kGiB,
       (r.hbm_s + r.host_link_s) / (r.hbm_s * (1.0 + static_cast<double>(offloaded) /
                                                         std::max<int64_t>(1, e.weights_bytes)))));
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/test_models.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/params.h"
 #include "vramplan/model/presets.h"
@@ -13,17 +14,8 @@
 namespace vramplan {
 namespace {
 
-ModelConfig parse_ok(std::string_view json) {
-  Result<ParsedModel> parsed = parse_hf_config(json, "test");
-  EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message());
-  return parsed.ok() ? parsed->model : ModelConfig{};
-}
-
-Error parse_error(std::string_view json) {
-  Result<ParsedModel> parsed = parse_hf_config(json, "test");
-  EXPECT_FALSE(parsed.ok());
-  return parsed.ok() ? Error{} : parsed.error();
-}
+using testing::parse_error;
+using testing::parse_ok;
 
 // A tiny Nemotron-H: h=16, pattern "M*-E" (Mamba, attention, MLP, MoE), one norm per block.
 //   Mamba-2: H=4 heads of P=8 (d_inner 32), N=4, G=2, K=4 -> conv_dim 32 + 2*2*4 = 48

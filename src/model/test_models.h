@@ -1,6 +1,12 @@
-// Small hand-built architectures shared by unit tests, so a test does not depend on parsing.
+// Small hand-built architectures shared by unit tests, so a test does not depend on parsing;
+// and, for the config readers' own tests, a config parsed with its failure reported.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+#include "vramplan/model/hf_config.h"
 #include "vramplan/model/model.h"
 
 namespace vramplan::testing {
@@ -42,6 +48,20 @@ inline ModelConfig tiny_moe() {
   m.moe_layers = {false, true, true, true};
   m.layer_attention.assign(4, LayerAttention::kFull);
   return m;
+}
+
+// A config.json text parsed; a failure fails the test and gives an empty model.
+inline ModelConfig parse_ok(std::string_view json) {
+  Result<ParsedModel> parsed = parse_hf_config(json, "test");
+  EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message());
+  return parsed.ok() ? parsed->model : ModelConfig{};
+}
+
+// A config.json text that must be refused: its error (a success fails the test).
+inline Error parse_error(std::string_view json) {
+  Result<ParsedModel> parsed = parse_hf_config(json, "test");
+  EXPECT_FALSE(parsed.ok());
+  return parsed.ok() ? Error{} : parsed.error();
 }
 
 }  // namespace vramplan::testing

@@ -17,8 +17,7 @@ int64_t siglip_gemma3(Fields& v, const ModelConfig& text) {
   const int64_t channels = v.integer_or("num_channels", 3);
   const int64_t positions = (image / patch) * (image / patch);
   int64_t params = channels * patch * patch * h + h + positions * h;
-  const int64_t layer = 2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h);
-  params += layers * layer + 2 * h;  // post_layernorm
+  params += layers * biased_vit_layer(h, f) + 2 * h;  // post_layernorm
   if (v.boolean("vision_use_head", false)) {
     v.fail({v.field("vision_use_head"), "true", "false", "the pooling head is not counted"});
   }

@@ -352,11 +352,11 @@ OffloadTime rank_offload(const StepTimeData& data, const Scenario& s, const Rank
       rank.time.bwd + rank.time.tp_bwd + rank.time.ep / 2 + rank.time.cp + rank.recompute;
   o.state_bytes_per_param = optimizer_state_bytes_per_param(s.training);
   if (s.offload.activations) {
+    // A fully recomputed layer keeps its input, whatever its kind.
     const bool full = s.training.recompute == Recompute::kFull;
     const double dense = static_cast<double>(full ? recomputed_layer_input(s, false).bytes
                                                   : layer_activations(s, false, false).bytes);
-    const double moe = static_cast<double>(full ? recomputed_layer_input(s, false).bytes
-                                                : layer_activations(s, true, false).bytes);
+    const double moe = full ? dense : static_cast<double>(layer_activations(s, true, false).bytes);
     for (int k = 0; k < kLayerKinds; ++k)
       o.activation_bytes += rank.layers[k] * (kind_of(k).moe ? moe : dense);
   }

@@ -167,7 +167,6 @@ std::vector<ShardingChoice> shardings_for(const PlanRequest& r, int64_t tp, int6
   if (offload) {  // the branch's degrees: sharding_of divides the data ranks by the groups
     with_mode.offload = r.base.offload;
     with_mode.finetune = r.base.finetune;
-    with_mode.model = r.base.model;
     Parallelism& p = with_mode.parallel;
     p.tp = tp;
     p.cp = cp;

@@ -8,23 +8,15 @@
 #include <string>
 #include <string_view>
 
+#include "model/test_models.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/params.h"
 
 namespace vramplan {
 namespace {
 
-ModelConfig parse_ok(std::string_view json) {
-  Result<ParsedModel> parsed = parse_hf_config(json, "test");
-  EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().message());
-  return parsed.ok() ? parsed->model : ModelConfig{};
-}
-
-Error parse_error(std::string_view json) {
-  Result<ParsedModel> parsed = parse_hf_config(json, "test");
-  EXPECT_FALSE(parsed.ok());
-  return parsed.ok() ? Error{} : parsed.error();
-}
+using testing::parse_error;
+using testing::parse_ok;
 
 // Shared by the tiny configs: h=64, a=4, g=2 (d=16), V=100, untied.
 //   attention q 64*64 + k,v 2*64*32 + o 64*64 = 12288; norms 2*64 = 128

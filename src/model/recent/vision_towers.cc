@@ -19,8 +19,7 @@ int64_t llama4_vision(Fields& v, const ModelConfig& text) {
   const int64_t vision_out = v.integer_or("vision_output_dim", 7680);
   int64_t params = channels * patch * patch * h + h + ((image / patch) * (image / patch) + 1) * h;
   params += 2 * 2 * h;  // layernorm_pre, layernorm_post
-  const int64_t layer = 2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h);
-  params += layers * layer;
+  params += layers * biased_vit_layer(h, f);
   params += f * in_dim + out_dim * out_dim;  // vision_adapter.mlp fc1, fc2
   params += vision_out * text.hidden;        // multi_modal_projector.linear_1
   if (v.boolean("multi_modal_projector_bias", false)) params += text.hidden;
@@ -74,7 +73,7 @@ int64_t llava_next_vision(Fields& v, Fields& top, const ModelConfig& text) {
   const int64_t channels = v.integer_or("num_channels", 3);
   int64_t params = h + channels * patch * patch * h + ((image / patch) * (image / patch) + 1) * h;
   params += 2 * 2 * h;  // pre_layrnorm, post_layernorm
-  params += layers * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h));
+  params += layers * biased_vit_layer(h, f);
   int64_t feature_layers = 1;
   if (const json* layer = top.get("vision_feature_layer"); layer != nullptr && layer->is_array())
     feature_layers = static_cast<int64_t>(layer->size());

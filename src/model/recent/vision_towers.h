@@ -9,6 +9,12 @@
 
 namespace vramplan::hf {
 
+// One pre-norm ViT encoder layer with biases everywhere (SigLIP, CLIP, Llama 4's vision model):
+// two LayerNorms (2·2h), q/k/v/o projections (4·(h² + h)), fc1 and fc2 (h·f + f, f·h + h).
+inline int64_t biased_vit_layer(int64_t h, int64_t f) {
+  return 2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h);
+}
+
 // Llama4VisionModel + Llama4MultiModalProjector, from vision_config (v) and the text model.
 int64_t llama4_vision(Fields& v, const ModelConfig& text);
 
