@@ -295,6 +295,7 @@ Result<ResolvedInference> resolve_settings(const json& settings, const FileReade
   if (auto e = read_overheads(settings, out.scenario.overheads)) return *e;
   if (auto e = read_hardware(settings, out)) return *e;
   if (auto e = read_offload(settings, out)) return *e;
+  if (auto e = read_images(settings, out.scenario.images)) return *e;
   return out;
 }
 

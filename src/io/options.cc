@@ -53,6 +53,12 @@ constexpr OptionSpec kOptions[] = {
      "intermediate size of one shared expert", ""},
     // Training
     {"seq_len", K::kInteger, "training", "4096", "sequence length s in tokens", ""},
+    {"images", K::kInteger, "training", "0",
+     "images per sequence (multimodal models): the vision encoder's activations, and their "
+     "tokens within seq_len",
+     ""},
+    {"image_size", K::kText, "training", "the tower's own size, or 1024x1024",
+     "WIDTHxHEIGHT of each image in pixels, as the model's processor sizes it", ""},
     {"micro_batch", K::kInteger, "training", "1", "sequences per microbatch b", ""},
     {"global_batch", K::kInteger, "training", "micro_batch·dp (·2·pp with pipelining)",
      "sequences per optimizer step; sets the microbatch count", ""},
@@ -272,6 +278,12 @@ constexpr OptionSpec kServingOptions[] = {
     {"context", K::kInteger, "serving", "max_position_embeddings",
      "tokens per sequence (vLLM --max-model-len)", ""},
     {"batch", K::kInteger, "serving", "1", "concurrent sequences of --context tokens", ""},
+    {"images", K::kInteger, "serving", "0",
+     "images per request (multimodal models; vLLM --limit-mm-per-prompt): their tokens within "
+     "--context, the vision encoder's profile run, mllama's cross-attention KV",
+     ""},
+    {"image_size", K::kText, "serving", "the tower's own size, or 1024x1024",
+     "WIDTHxHEIGHT of each image in pixels, as the model's processor sizes it", ""},
     {"kv_dtype", K::kChoice, "serving", "auto (the weights' dtype)", "KV cache dtype",
      "auto, bf16, fp16, fp32, fp8, int8, int4"},
     {"block_size", K::kInteger, "serving", "16 (vLLM), 1 (SGLang)", "paged KV block in tokens", ""},

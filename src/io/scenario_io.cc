@@ -439,6 +439,7 @@ Result<ResolvedScenario> resolve_settings(const json& settings, const FileReader
   if (auto e = read_conventions(r, out.scenario.conventions)) return *e;
   if (auto e = read_overheads(r, out.scenario.overheads)) return *e;
   if (auto e = read_offload(r, out.scenario.offload)) return *e;
+  if (auto e = read_images(settings, out.scenario.images)) return *e;
   if (auto e = read_hardware(r, out)) return *e;
   return out;
 }

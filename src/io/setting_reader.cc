@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "model/vision/image_tokens.h"
+
 namespace vramplan {
 
 using nlohmann::json;
@@ -97,6 +99,22 @@ std::optional<Error> SettingReader::dtype(const char* key, DType& out) const {
   auto t = parse_dtype(s);
   if (!t) return Error{key, s, std::string(kDTypeChoices), "unknown dtype"};
   out = *t;
+  return std::nullopt;
+}
+
+std::optional<Error> read_images(const nlohmann::json& settings, Images& out) {
+  const SettingReader r(settings);
+  if (auto e = r.integer("images", out.count)) return e;
+  if (!r.has("image_size")) return std::nullopt;
+  std::string text;
+  if (auto e = r.text("image_size", text)) return e;
+  Result<std::pair<int64_t, int64_t>> size = parse_image_size(text, "image_size");
+  if (!size.ok()) return size.error();
+  out.width = size->first;
+  out.height = size->second;
+  if (!r.has("images"))
+    return Error{"image_size", text, "with images N (the images per sequence)",
+                 "an image size without images sizes nothing"};
   return std::nullopt;
 }
 

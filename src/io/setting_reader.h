@@ -13,6 +13,7 @@
 #include "vramplan/base/error.h"
 #include "vramplan/io/options.h"
 #include "vramplan/model/precision.h"
+#include "vramplan/model/vision_shape.h"
 
 namespace vramplan {
 
@@ -23,6 +24,9 @@ std::string setting_text(const nlohmann::json& value);
 // ("one of the <kind> keys: ..."), or nothing.
 std::optional<Error> unknown_setting(const nlohmann::json& settings,
                                      std::span<const OptionSpec> options, const char* kind);
+
+// images and image_size (--images, --image-size) into `out`, for training and serving alike.
+std::optional<Error> read_images(const nlohmann::json& settings, Images& out);
 
 // Typed readers over one settings object. An absent or null key leaves `out` unchanged.
 class SettingReader {

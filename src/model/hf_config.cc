@@ -23,7 +23,7 @@
 #include "model/megatron_config.h"
 #include "model/model_limits.h"
 #include "model/recent/recent_readers.h"
-#include "model/vision.h"
+#include "model/vision/vision_tower.h"
 
 namespace vramplan {
 namespace {
@@ -216,6 +216,7 @@ Result<ParsedModel> parse_object(const json& root, std::string_view name) {
     Result<VisionTower> vision = read_vision_tower(root, m);
     if (!vision.ok()) return vision.error();
     m.vision_params = vision->params;
+    m.vision = vision->shape;
     if (!vision->note.empty()) parsed.warnings.push_back(vision->note);
   }
   if (auto error = validated(f, validate_model(m))) return *error;

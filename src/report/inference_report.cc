@@ -52,32 +52,36 @@ json offload_json(const ServingOffload& o) {
 
 json scenario_json(const InferenceScenario& s, const InferenceEstimate& e) {
   const InferenceOverheads& o = s.overheads;
-  return {{"model", {{"name", s.model.name}, {"model_type", s.model.model_type}}},
-          {"context", e.context},
-          {"batch", s.batch},
-          {"kv_dtype", kv_dtype_name(s.kv_dtype)},
-          {"block_size", s.block_size},
-          {"weights", weights_json(s.weights)},
-          {"tp", s.tp},
-          {"pp", s.pp},
-          {"ep", s.ep},
-          {"dp", s.dp},
-          {"world_size", s.world_size()},
-          {"engine", engine_name(s.engine)},
-          {"gpu_memory_utilization", optional_number(s.gpu_memory_utilization)},
-          {"mem_fraction_static", optional_number(s.mem_fraction_static)},
-          {"gpu_total_bytes", s.gpu_total_bytes},
-          {"max_num_batched_tokens", s.max_num_batched_tokens},
-          {"max_num_seqs", s.max_num_seqs},
-          {"sampler_bytes_per_logit", s.sampler_bytes_per_logit},
-          {"cuda_graphs", s.cuda_graphs},
-          {"cuda_graph_in_budget", s.cuda_graph_in_budget},
-          {"overheads",
-           {{"cuda_context_bytes", o.cuda_context_bytes},
-            {"nccl_bytes_per_group", o.nccl_bytes_per_group},
-            {"non_torch_bytes", o.non_torch_bytes},
-            {"cuda_graph_bytes", o.cuda_graph_bytes}}},
-          {"offload", offload_json(s.offload)}};
+  json out = {{"model", {{"name", s.model.name}, {"model_type", s.model.model_type}}},
+              {"context", e.context},
+              {"batch", s.batch},
+              {"kv_dtype", kv_dtype_name(s.kv_dtype)},
+              {"block_size", s.block_size},
+              {"weights", weights_json(s.weights)},
+              {"tp", s.tp},
+              {"pp", s.pp},
+              {"ep", s.ep},
+              {"dp", s.dp},
+              {"world_size", s.world_size()},
+              {"engine", engine_name(s.engine)},
+              {"gpu_memory_utilization", optional_number(s.gpu_memory_utilization)},
+              {"mem_fraction_static", optional_number(s.mem_fraction_static)},
+              {"gpu_total_bytes", s.gpu_total_bytes},
+              {"max_num_batched_tokens", s.max_num_batched_tokens},
+              {"max_num_seqs", s.max_num_seqs},
+              {"sampler_bytes_per_logit", s.sampler_bytes_per_logit},
+              {"cuda_graphs", s.cuda_graphs},
+              {"cuda_graph_in_budget", s.cuda_graph_in_budget},
+              {"overheads",
+               {{"cuda_context_bytes", o.cuda_context_bytes},
+                {"nccl_bytes_per_group", o.nccl_bytes_per_group},
+                {"non_torch_bytes", o.non_torch_bytes},
+                {"cuda_graph_bytes", o.cuda_graph_bytes}}},
+              {"offload", offload_json(s.offload)}};
+  if (s.images.count > 0)
+    out["images"] = {
+        {"count", s.images.count}, {"width", s.images.width}, {"height", s.images.height}};
+  return out;
 }
 
 json tiers_json(const std::vector<KvTier>& tiers) {

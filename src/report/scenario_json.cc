@@ -199,22 +199,26 @@ json parameters_json(const ParamCounts& p) {
 
 json scenario_json(const Scenario& s, const ParamCounts* params) {
   const Overheads& o = s.overheads;
-  return {{"model", model_json(s.model)},
-          {"conventions", conventions_json(s)},
-          {"training", training_json(s.training)},
-          {"finetune", finetune_json(s, params)},
-          {"parallel", parallel_json(s.parallel)},
-          {"offload",
-           {{"optimizer", offload_tier_name(s.offload.optimizer)},
-            {"params", offload_tier_name(s.offload.params)},
-            {"optimizer_fraction", s.offload.optimizer_fraction},
-            {"activations", s.offload.activations}}},
-          {"overheads",
-           {{"cuda_context_bytes", o.cuda_context_bytes},
-            {"nccl_bytes_per_group", o.nccl_bytes_per_group},
-            {"gemm_workspace_bytes", o.gemm_workspace_bytes},
-            {"allocator_fraction", o.allocator_fraction},
-            {"per_layer_cuda_graphs", o.per_layer_cuda_graphs}}}};
+  json out = {{"model", model_json(s.model)},
+              {"conventions", conventions_json(s)},
+              {"training", training_json(s.training)},
+              {"finetune", finetune_json(s, params)},
+              {"parallel", parallel_json(s.parallel)},
+              {"offload",
+               {{"optimizer", offload_tier_name(s.offload.optimizer)},
+                {"params", offload_tier_name(s.offload.params)},
+                {"optimizer_fraction", s.offload.optimizer_fraction},
+                {"activations", s.offload.activations}}},
+              {"overheads",
+               {{"cuda_context_bytes", o.cuda_context_bytes},
+                {"nccl_bytes_per_group", o.nccl_bytes_per_group},
+                {"gemm_workspace_bytes", o.gemm_workspace_bytes},
+                {"allocator_fraction", o.allocator_fraction},
+                {"per_layer_cuda_graphs", o.per_layer_cuda_graphs}}}};
+  if (s.images.count > 0)
+    out["images"] = {
+        {"count", s.images.count}, {"width", s.images.width}, {"height", s.images.height}};
+  return out;
 }
 
 }  // namespace vramplan::report_json

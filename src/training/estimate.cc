@@ -12,6 +12,7 @@
 #include "training/finetune_rows.h"
 #include "training/framework_layouts.h"
 #include "training/model_states.h"
+#include "training/multimodal/vision_activations.h"
 #include "training/pipeline.h"
 #include "training/scenario_checks.h"
 #include "vramplan/model/precision.h"
@@ -317,6 +318,7 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
         "{} does not run this layout: {}; estimated as given ({})",
         framework_name(static_cast<Framework>(s.framework_id)), fmt::join(outside, "; "),
         framework_layouts(static_cast<Framework>(s.framework_id)).source));
+  if (const std::string images = images_note(s); !images.empty()) est.warnings.push_back(images);
   if (s.overheads.per_layer_cuda_graphs)
     est.warnings.push_back(
         "CUDA-graph pools are NeMo's measured ~20% of the layer activations, not a mechanism: "

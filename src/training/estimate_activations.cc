@@ -10,6 +10,7 @@
 #include "training/activations.h"
 #include "training/estimate_parts.h"
 #include "training/finetune_rows.h"
+#include "training/multimodal/vision_activations.h"
 
 namespace vramplan::estimate_parts {
 namespace {
@@ -60,6 +61,26 @@ Term head_loss(const Context& c, const RankLayout& rank) {
                                             t.formula, short_bytes(transient))
                               : fmt::format("{} × ({})", what, t.formula);
   }
+  return t;
+}
+
+constexpr const char* kSourceVision =
+    "transformers' eager ViT layers (modeling_siglip, modeling_clip, modeling_pixtral, "
+    "modeling_qwen2_5_vl, modeling_qwen3_vl, modeling_llama4, modeling_mllama) under "
+    "Korthikanti et al. 2022 §4's accounting; the image sizing of each processor "
+    "(docs/models.md, \"Images\")";
+constexpr const char* kSourceCrossAttention =
+    "transformers models/mllama/modeling_mllama.py (MllamaTextCrossAttention: k_proj/v_proj of "
+    "cross_attention_states, k_norm, SDPA)";
+
+// A per-microbatch term held for every microbatch in flight on the rank (as the embedding's).
+Term in_flight(const Context& c, const RankLayout& rank, Term t) {
+  const int64_t vpp = c.s.parallel.vpp;
+  if (t.bytes == 0) return t;
+  t.bytes = t.bytes * rank.in_flight_chunks / vpp;
+  if (c.explain && rank.in_flight_chunks / vpp > 1)
+    t.formula = fmt::format("{} in-flight microbatches × ({})",
+                            static_cast<int64_t>(rank.in_flight_chunks / vpp), t.formula);
   return t;
 }
 
@@ -265,7 +286,16 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     Term emb = embedding_activations(c.s, c.explain);
     emb.bytes = emb.bytes * rank.in_flight_chunks / vpp;
     out.add("embedding activations", std::move(emb), CountsToward::kAllocated, kSourceActivations);
+    out.add("vision encoder activations",
+            in_flight(c, rank, vision_encoder_activations(c.s, c.explain)),
+            CountsToward::kAllocated, kSourceVision);
   }
+  int64_t cross_layers = 0;
+  for (int64_t id : rank.layers)
+    cross_layers += c.s.model.mixer(static_cast<size_t>(id)) == LayerMixer::kCrossAttention;
+  out.add("cross-attention K/V of the image tokens",
+          in_flight(c, rank, cross_attention_image_kv(c.s, cross_layers, c.explain)),
+          CountsToward::kAllocated, kSourceCrossAttention);
 }
 
 void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out) {

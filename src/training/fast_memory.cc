@@ -61,16 +61,17 @@ Result<FastMemoryModel> FastMemoryModel::prepare(const Scenario& base) {
   // What the fast path mirrors of estimate(): the generic conventions. Frameworks that add
   // rows (DDP buckets, autocast copies, ZeRO buckets, optimizer temporaries, Megatron's fp32
   // gradient copy and attention-scores buffer), nanotron's all-gather buffer and compute-cost
-  // split, CUDA-graph pools, fine-tuning, offload and transformers' model code go through
-  // estimate() itself.
+  // split, CUDA-graph pools, fine-tuning, offload, images, hybrid layers (Mamba, DeltaNet,
+  // cross-attention: the fast path prices every layer as attention) and transformers' model
+  // code go through estimate() itself.
   const Conventions& conv = base.conventions;
-  m.conventions_modelled_ = !conv.ddp_bucket_copy && !conv.autocast_weight_cache &&
-                            conv.comm_bucket_elements == 0 && !conv.optimizer_foreach_temporaries &&
-                            !conv.tp_allgather_buffer && !base.parallel.compute_balanced_split &&
-                            !has_attention_scores_buffer(base) && !has_fp32_grad_copy(base) &&
-                            !finetune_active(base.finetune) &&
-                            conv.model_code == ModelCode::kDefault &&
-                            !base.overheads.per_layer_cuda_graphs && !base.offload.any();
+  m.conventions_modelled_ =
+      !conv.ddp_bucket_copy && !conv.autocast_weight_cache && conv.comm_bucket_elements == 0 &&
+      !conv.optimizer_foreach_temporaries && !conv.tp_allgather_buffer &&
+      !base.parallel.compute_balanced_split && !has_attention_scores_buffer(base) &&
+      !has_fp32_grad_copy(base) && !finetune_active(base.finetune) &&
+      conv.model_code == ModelCode::kDefault && !base.overheads.per_layer_cuda_graphs &&
+      !base.offload.any() && base.images.count == 0 && !base.model.is_hybrid();
   const ModelConfig& model = base.model;
   const size_t layers = static_cast<size_t>(model.num_layers);
   m.prefix_.assign(layers + 1, {});
@@ -187,6 +188,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
     g.non_matrix += embedding;
     g.largest_unit = std::max(g.largest_unit, embedding);
     g.root += embedding;
+    g.dense += counts_.vision;  // the vision tower, as gpu_params places it
   }
   const Wide before_head = g.dense + g.expert;
   if (group.has_head) {

@@ -284,6 +284,10 @@ TEST(FastMemory, EqualsEstimateForMlaMoeWithDenseLayers) {
 TEST(FastMemory, EqualsEstimateForMlaMoeWithMtp) {
   expect_equal_to_estimate(preset_model("DeepSeek-V3"), 4);
 }
+// The vision tower's weights sit on the first stage in both paths.
+TEST(FastMemory, EqualsEstimateForAVisionLanguageModel) {
+  expect_equal_to_estimate(preset_model("Qwen2.5-VL-7B-Instruct"), 10);
+}
 TEST(FastMemory, EqualsEstimateForPlainMlpLearnedPositions) {
   expect_equal_to_estimate(preset_model("gpt2"), 5);
 }

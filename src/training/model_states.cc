@@ -44,6 +44,9 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     g.non_matrix += embedding;
     g.largest_unit = std::max(g.largest_unit, embedding);
     g.root += embedding;
+    // A multimodal checkpoint's vision tower and projector run whole on the first stage
+    // (transformers builds them beside the embedding; no tensor-parallel plan splits them).
+    g.dense += counts.vision;
   }
   const Wide before_head = g.dense + g.expert;
   if (rank.has_head) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "training/model_states.h"
+#include "training/multimodal/vision_activations.h"
 #include "training/pipeline.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/training/finetune.h"
@@ -295,6 +296,7 @@ std::optional<Error> validate_scenario(const Scenario& s) {
   if (auto e = check_recompute(s)) return e;
   if (auto e = check_fp8(s)) return e;
   if (auto e = check_offload(s)) return e;
+  if (auto e = check_images(s)) return e;
   return std::nullopt;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "vramplan/model/vision_shape.h"
+
 namespace vramplan {
 
 enum class MlpKind { kGated, kPlain };          // SwiGLU/GeGLU: gate+up+down; GeLU: up+down
@@ -141,6 +143,9 @@ struct ModelConfig {
   // Parameters outside the decoder that transformers builds for the checkpoint (a vision tower
   // and its projector); counted by the family reader, listed apart in the breakdown.
   int64_t vision_params = 0;
+  // How the tower turns images into tokens and its encoder's layers (--images); unknown when
+  // the reader counts no tower.
+  VisionShape vision;
 
   LayerMixer mixer(size_t layer) const {
     return layer < layer_mixer.size() ? layer_mixer[layer] : LayerMixer::kAttention;

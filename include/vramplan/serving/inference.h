@@ -83,6 +83,7 @@ struct InferenceScenario {
   int64_t gpu_total_bytes = 0;  // total GPU memory as the engine sees it (capacity questions)
   InferenceOverheads overheads;
   ServingOffload offload;
+  Images images;  // per request (--images, --image-size): multimodal models only
 
   int64_t world_size() const { return tp * pp * dp; }
 };

@@ -292,6 +292,7 @@ struct Scenario {
   Overheads overheads;
   Conventions conventions;
   Offload offload;
+  Images images;          // per sequence (--images, --image-size): multimodal models only
   int framework_id = -1;  // vramplan::Framework the conventions came from; -1 = none (generic)
 };
 

@@ -8,11 +8,13 @@
 
 #include "vramplan/base/error.h"
 #include "vramplan/model/model.h"
+#include "vramplan/model/vision_shape.h"
 
 namespace vramplan::hf {
 
 struct VisionTower {
   int64_t params = 0;  // encoder + projector into the language model
+  VisionShape shape;   // for --images: the processor's tiling and the encoder's layers
   std::string note;    // what was (not) counted, for the parse warnings
 };
 

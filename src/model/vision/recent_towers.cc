@@ -1,6 +1,57 @@
-#include "model/recent/vision_towers.h"
+#include "model/vision/recent_towers.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <utility>
+#include <vector>
 
 namespace vramplan::hf {
+namespace {
+
+// Llama 4's pixel shuffle keeps 1/ratio² of the patches: a merge of 1/ratio per side.
+int64_t pixel_shuffle_merge(Fields& v) {
+  const json* ratio = v.get("pixel_shuffle_ratio");
+  if (ratio == nullptr) return 2;
+  if (!ratio->is_number() || ratio->get<double>() <= 0 || ratio->get<double>() > 1) {
+    v.fail({v.field("pixel_shuffle_ratio"), show(*ratio), "a number in (0, 1], such as 0.5", ""});
+    return 1;
+  }
+  const double per_side = 1 / ratio->get<double>();
+  if (per_side != std::floor(per_side)) {
+    v.fail(
+        {v.field("pixel_shuffle_ratio"), show(*ratio), "1 over a whole number, such as 0.5", ""});
+    return 1;
+  }
+  return static_cast<int64_t>(per_side);
+}
+
+// LlavaNextConfig's image_grid_pinpoints ([[h, w], ...]; its default when absent).
+std::vector<std::pair<int64_t, int64_t>> grid_pinpoints(Fields& top) {
+  std::vector<std::pair<int64_t, int64_t>> points = {
+      {336, 672}, {672, 336}, {672, 672}, {1008, 336}, {336, 1008}};
+  const json* list = top.get("image_grid_pinpoints");
+  if (list == nullptr) return points;
+  const Error bad{top.field("image_grid_pinpoints"), show(*list),
+                  "a non-empty list of [height, width] pairs of positive pixel counts", ""};
+  if (!list->is_array() || list->empty()) {
+    top.fail(bad);
+    return points;
+  }
+  points.clear();
+  for (const json& p : *list) {
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number_integer() ||
+        p[0].get<int64_t>() < 1 || p[1].get<int64_t>() < 1 || p[0].get<int64_t>() > (1 << 16) ||
+        p[1].get<int64_t>() > (1 << 16)) {
+      top.fail(bad);
+      return {{336, 336}};
+    }
+    points.emplace_back(p[0].get<int64_t>(), p[1].get<int64_t>());
+  }
+  return points;
+}
+
+}  // namespace
 
 // Llama4VisionModel: patch_embedding (Linear C·p² -> h, no bias), class_embedding (h),
 // positional_embedding_vlm ((image/p)² + 1)·h, layernorm_pre and layernorm_post (LayerNorm,
@@ -9,7 +60,7 @@ namespace vramplan::hf {
 // intermediate_size -> projector_input_dim and fc2 projector_output_dim -> projector_output_dim,
 // no biases. Llama4MultiModalProjector:
 // linear_1 vision_output_dim -> h_t (multi_modal_projector_bias; false in the releases).
-int64_t llama4_vision(Fields& v, const ModelConfig& text) {
+int64_t llama4_vision(Fields& v, const ModelConfig& text, VisionShape& shape) {
   const int64_t h = v.integer_or("hidden_size", 768), f = v.integer_or("intermediate_size", 3072);
   const int64_t layers = v.integer_or("num_hidden_layers", 34);
   const int64_t patch = v.integer_or("patch_size", 14), image = v.integer_or("image_size", 448);
@@ -23,6 +74,18 @@ int64_t llama4_vision(Fields& v, const ModelConfig& text) {
   params += f * in_dim + out_dim * out_dim;  // vision_adapter.mlp fc1, fc2
   params += vision_out * text.hidden;        // multi_modal_projector.linear_1
   if (v.boolean("multi_modal_projector_bias", false)) params += text.hidden;
+  // Llama4ImageProcessorFast: tiles of image_size px, at most 16 (max_patches) plus a global
+  // tile; Llama4Processor._prompt_split_image: each tile's patches after the pixel shuffle and a
+  // separator, then <|image|>, the global tile's patches, <|image_start|>/<|image_end|>.
+  set_encoder(shape, ImageTiling::kTiles, "Llama4ImageProcessor", layers, h,
+              v.integer_or("num_attention_heads", 16), f, patch, text);
+  shape.image_size = image;
+  shape.merge = pixel_shuffle_merge(v);
+  shape.class_token = true;
+  shape.max_tiles = 16;
+  shape.global_tile = true;
+  shape.separator_tokens = true;
+  shape.marker_tokens = 3;
   return params;
 }
 
@@ -33,7 +96,7 @@ int64_t llama4_vision(Fields& v, const ModelConfig& text) {
 // local layers (two LayerNorms, q/k/v/o without bias, fc1/fc2 with bias) and num_global_layers
 // gated layers with gate_attn and gate_ffn besides. multi_modal_projector: vision_output_dim ->
 // h_t with bias.
-int64_t mllama_vision(Fields& v, const ModelConfig& text) {
+int64_t mllama_vision(Fields& v, const ModelConfig& text, VisionShape& shape) {
   const int64_t h = v.integer_or("hidden_size", 1280), f = v.integer_or("intermediate_size", 5120);
   const int64_t local = v.integer_or("num_hidden_layers", 32);
   const int64_t global = v.integer_or("num_global_layers", 8);
@@ -57,6 +120,18 @@ int64_t mllama_vision(Fields& v, const ModelConfig& text) {
   const int64_t layer = 2 * 2 * h + 4 * h * h + (h * f + f) + (f * h + h);
   params += local * layer + global * (layer + 2);
   params += vision_out * text.hidden + text.hidden;
+  // MllamaImageProcessor: tiles of image_size px, at most max_num_tiles, every image padded to
+  // that many; MllamaVisionModel pads each tile's patches + class token to a multiple of 8. The
+  // tiles' outputs are the cross-attention layers' keys and values; one <|image|> token each.
+  set_encoder(shape, ImageTiling::kTiles, "MllamaImageProcessor", local + global, h,
+              v.integer_or("attention_heads", 16), f, patch, text);
+  shape.image_size = image;
+  shape.class_token = true;
+  shape.pad_encoder_to = 8;
+  shape.max_tiles = tiles;
+  shape.pad_to_max_tiles = true;
+  shape.cross_attention = true;
+  shape.marker_tokens = 1;
   return params;
 }
 
@@ -66,7 +141,7 @@ int64_t mllama_vision(Fields& v, const ModelConfig& text) {
 // LlavaNextConfig vision_config) where a key is absent. The projector's linear_1 reads h_v per
 // vision_feature_layer (an int or a list), both linears biased by multimodal_projector_bias
 // (default true); image_newline holds h_t.
-int64_t llava_next_vision(Fields& v, Fields& top, const ModelConfig& text) {
+int64_t llava_next_vision(Fields& v, Fields& top, const ModelConfig& text, VisionShape& shape) {
   const int64_t h = v.integer_or("hidden_size", 1024), f = v.integer_or("intermediate_size", 4096);
   const int64_t layers = v.integer_or("num_hidden_layers", 24);
   const int64_t patch = v.integer_or("patch_size", 14), image = v.integer_or("image_size", 336);
@@ -80,6 +155,21 @@ int64_t llava_next_vision(Fields& v, Fields& top, const ModelConfig& text) {
   const bool bias = top.boolean("multimodal_projector_bias", true);
   params += h * feature_layers * text.hidden + text.hidden * text.hidden;
   if (bias) params += 2 * text.hidden;
+  // LlavaNextImageProcessor (anyres): a base image and the crops of the best image_grid_pinpoint.
+  set_encoder(shape, ImageTiling::kAnyRes, "LlavaNextProcessor", layers, h,
+              v.integer_or("num_attention_heads", 16), f, patch, text);
+  shape.image_size = image;
+  shape.class_token = true;
+  shape.anyres_keeps_cls =
+      top.string("vision_feature_select_strategy").value_or("default") == "full";
+  shape.pinpoints = grid_pinpoints(top);
+  for (const auto& [ph, pw] : shape.pinpoints) {
+    if (ph < image || pw < image) {
+      top.fail({top.field("image_grid_pinpoints"), fmt::format("[{}, {}]", ph, pw),
+                fmt::format("resolutions of at least the {} px crop on each side", image), ""});
+      break;
+    }
+  }
   return params + text.hidden;  // image_newline
 }
 
@@ -88,7 +178,7 @@ int64_t llava_next_vision(Fields& v, Fields& top, const ModelConfig& text) {
 // biases, linear_fc1/fc2 with biases. The merger: LayerNorm over h, fc1 w -> w and fc2
 // w -> out_hidden_size with biases (w = h·m²); each DeepStack merger the same with its LayerNorm
 // over w.
-int64_t qwen3_vl_vision(Fields& v, const ModelConfig& text) {
+int64_t qwen3_vl_vision(Fields& v, const ModelConfig& text, VisionShape& shape) {
   const int64_t h = v.integer_or("hidden_size", 1152), f = v.integer_or("intermediate_size", 4304);
   const int64_t depth = v.integer_or("depth", 27), patch = v.integer_or("patch_size", 16);
   const int64_t channels = v.integer_or("in_channels", 3);
@@ -110,6 +200,14 @@ int64_t qwen3_vl_vision(Fields& v, const ModelConfig& text) {
   const int64_t mlp = (wide * wide + wide) + (wide * out + out);
   params += 2 * h + mlp;                   // merger
   params += deepstack * (2 * wide + mlp);  // deepstack_merger_list
+  // Qwen2VLImageProcessor's smart_resize with Qwen3-VL's preprocessor sizes (shortest_edge
+  // 65,536 and longest_edge 16,777,216 pixels); <|vision_start|> and <|vision_end|> markers.
+  set_encoder(shape, ImageTiling::kSmartResize, "Qwen3-VL (Qwen2VLImageProcessor)", depth, h,
+              v.integer_or("num_heads", 16), f, patch, text);
+  shape.merge = merge;
+  shape.min_pixels = 65536;
+  shape.max_pixels = 16777216;
+  shape.marker_tokens = 2;
   return params;
 }
 
