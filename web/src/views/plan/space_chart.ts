@@ -244,6 +244,7 @@ function drawChart(
 
   // Ordinary points first, the front and the top K over them.
   const layer = svg('g', { class: 'space-points' });
+  const labels = svg('g', { class: 'rank-labels', 'aria-hidden': 'true' });
   const order = points
     .map((p, i) => ({ p, i }))
     .sort((a, b) => Number(a.p.pareto || a.p.rank > 0) - Number(b.p.pareto || b.p.rank > 0));
@@ -277,11 +278,13 @@ function drawChart(
     else link.appendChild(svg('circle', { cx: x, cy: y, r: 3, class: 'mark' }));
     if (p.rank > 0) {
       link.appendChild(svg('circle', { cx: x, cy: y, r: 8, class: 'rank-ring' }));
-      link.appendChild(svg('text', { x: x + 9, y: y - 9, class: 'rank-label' }, `#${p.rank}`));
+      // The rank beside the link, not in it: the link's name already says it.
+      labels.appendChild(svg('text', { x: x + 9, y: y - 9, class: 'rank-label' }, `#${p.rank}`));
     }
     marks.push({ point: p, node: link });
     layer.appendChild(link);
   }
   root.appendChild(layer);
+  root.appendChild(labels);
   return root;
 }
