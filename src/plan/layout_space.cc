@@ -12,7 +12,11 @@ namespace {
 
 constexpr int kMemoryCells = 128;         // finest grid: peak device memory from 0 to the limit
 constexpr int kSpeedCellsPerOctave = 16;  // finest grid: tokens/s per GPU, log scale
-constexpr int kMaxLevel = 12;             // then every point of the space shares one cell
+// Each level halves the cells in one direction, memory first: level L groups 2^ceil(L/2) memory
+// cells and 2^floor(L/2) speed cells. Past kMaxLevel the whole space is one cell.
+constexpr int kMaxLevel = 24;
+int memory_shift(int level) { return (level + 1) / 2; }
+int speed_shift(int level) { return level / 2; }
 // A thread coarsens its own sample when it holds this many times the cap: the merged sample
 // would have more cells than the cap at that level anyway, so the final grid is the same.
 constexpr int64_t kSlack = 4;
@@ -33,22 +37,41 @@ int64_t SpaceCollector::cell_of(const PlanCandidate& c, int level) const {
       std::min<int64_t>(kMemoryCells - 1, static_cast<int64_t>(fraction * kMemoryCells));
   const int64_t y = static_cast<int64_t>(
       std::floor(std::log2(c.time.tokens_per_s_per_gpu) * kSpeedCellsPerOctave));
-  // Arithmetic shifts: floor division by 2^level, also for speeds under 1 token/s (y < 0).
-  return ((x >> level) << 32) ^ static_cast<int64_t>(static_cast<uint32_t>(y >> level));
+  // Arithmetic shifts: floor division by a power of two, also for speeds under 1 token/s (y < 0).
+  return ((x >> memory_shift(level)) << 32) ^
+         static_cast<int64_t>(static_cast<uint32_t>(y >> speed_shift(level)));
 }
 
-void SpaceCollector::keep_in_cell(std::unordered_map<int64_t, PlanCandidate>& cells, int64_t key,
-                                  const PlanCandidate& c) const {
-  auto [at, inserted] = cells.try_emplace(key, c);
-  if (!inserted && better_candidate(c, at->second)) at->second = c;
+void SpaceCollector::keep_in_cell(Cells& cells, int64_t key, const PlanCandidate& c) {
+  const double speed = c.time.tokens_per_s_per_gpu;
+  auto [at, inserted] = cells.cells.try_emplace(key, Cell{speed, c.device_bytes, 0});
+  Cell& cell = at->second;
+  if (inserted) {
+    cell.slot = cells.points.size();
+    cells.points.push_back(c);
+    return;
+  }
+  // better_candidate's order, on the kept numbers first.
+  const bool better =
+      speed > cell.speed ||
+      (speed == cell.speed &&
+       (c.device_bytes < cell.bytes ||
+        (c.device_bytes == cell.bytes && better_candidate(c, cells.points[cell.slot]))));
+  if (!better) return;
+  cell.speed = speed;
+  cell.bytes = c.device_bytes;
+  cells.points[cell.slot] = c;
 }
 
 void SpaceCollector::coarsen_to(int level) {
   if (level <= level_) return;
   level_ = level;
-  std::unordered_map<int64_t, PlanCandidate> coarse;
-  coarse.reserve(cells_.size());
-  for (const auto& [key, c] : cells_) keep_in_cell(coarse, cell_of(c, level_), c);
+  Cells coarse;
+  coarse.cells.reserve(cells_.cells.size());
+  for (const auto& [key, cell] : cells_.cells) {
+    const PlanCandidate& c = cells_.points[cell.slot];
+    keep_in_cell(coarse, cell_of(c, level_), c);
+  }
   cells_ = std::move(coarse);
 }
 
@@ -78,7 +101,7 @@ void SpaceCollector::add(const PlanCandidate& c) {
       next = front_.erase(next);
   }
   keep_in_cell(cells_, cell_of(c, level_), c);
-  if (static_cast<int64_t>(cells_.size()) > kSlack * cap_ && level_ < kMaxLevel)
+  if (static_cast<int64_t>(cells_.cells.size()) > kSlack * cap_ && level_ < kMaxLevel)
     coarsen_to(level_ + 1);
 }
 
@@ -86,26 +109,30 @@ void SpaceCollector::merge(const SpaceCollector& other) {
   const int64_t added = added_;
   for (const auto& [bytes, c] : other.front_) add(c);  // each also joins the sample
   coarsen_to(other.level_);
-  for (const auto& [key, c] : other.cells_) keep_in_cell(cells_, cell_of(c, level_), c);
-  while (static_cast<int64_t>(cells_.size()) > kSlack * cap_ && level_ < kMaxLevel)
+  for (const auto& [key, cell] : other.cells_.cells) {
+    const PlanCandidate& c = other.cells_.points[cell.slot];
+    keep_in_cell(cells_, cell_of(c, level_), c);
+  }
+  while (static_cast<int64_t>(cells_.cells.size()) > kSlack * cap_ && level_ < kMaxLevel)
     coarsen_to(level_ + 1);
   added_ = added + other.added_;
 }
 
 LayoutSpace SpaceCollector::finish(const std::vector<PlanCandidate>& top) const {
   SpaceCollector sample = *this;
-  while (static_cast<int64_t>(sample.cells_.size()) > cap_ && sample.level_ < kMaxLevel)
+  while (static_cast<int64_t>(sample.cells_.cells.size()) > cap_ && sample.level_ < kMaxLevel)
     sample.coarsen_to(sample.level_ + 1);
   LayoutSpace out;
   out.fitting = added_;
   out.cap = cap_;
-  out.memory_cells = std::max(1, kMemoryCells >> sample.level_);
-  out.speed_cell_octaves = std::ldexp(1.0, sample.level_) / kSpeedCellsPerOctave;
+  out.memory_cells = std::max(1, kMemoryCells >> memory_shift(sample.level_));
+  out.speed_cell_octaves = std::ldexp(1.0, speed_shift(sample.level_)) / kSpeedCellsPerOctave;
   out.pareto_count = static_cast<int64_t>(front_.size());
   std::vector<LayoutSpace::Point> points;
-  points.reserve(front_.size() + sample.cells_.size() + top.size());
+  points.reserve(front_.size() + sample.cells_.cells.size() + top.size());
   for (const auto& [bytes, c] : front_) points.push_back({c, true, 0});
-  for (const auto& [key, c] : sample.cells_) points.push_back({c, false, 0});
+  for (const auto& [key, cell] : sample.cells_.cells)
+    points.push_back({sample.cells_.points[cell.slot], false, 0});
   for (size_t i = 0; i < top.size(); ++i)
     points.push_back({top[i], false, static_cast<int>(i + 1)});
   // Fastest first; one entry per point, keeping the front's flag and the candidate's rank (and

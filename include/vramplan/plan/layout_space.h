@@ -31,17 +31,27 @@ class SpaceCollector {
 
  private:
   int64_t cell_of(const PlanCandidate& c, int level) const;
-  void keep_in_cell(std::unordered_map<int64_t, PlanCandidate>& cells, int64_t key,
-                    const PlanCandidate& c) const;
+  // A cell's best point: its speed and memory kept beside the key, so that the common case (a
+  // point that does not beat the cell's) reads no more than the small map.
+  struct Cell {
+    double speed = 0;
+    int64_t bytes = 0;
+    size_t slot = 0;  // into the points
+  };
+  struct Cells {
+    std::unordered_map<int64_t, Cell> cells;
+    std::vector<PlanCandidate> points;
+  };
+  static void keep_in_cell(Cells& cells, int64_t key, const PlanCandidate& c);
   void coarsen_to(int level);
 
   int64_t limit_ = 1;
   int64_t cap_ = 1;
-  int level_ = 0;  // each level halves the cells in both directions
+  int level_ = 0;  // each level halves the cells in one direction (layout_space.cc)
   int64_t added_ = 0;
   // Device bytes → the fastest point at that memory; speeds strictly increase with memory.
   std::map<int64_t, PlanCandidate> front_;
-  std::unordered_map<int64_t, PlanCandidate> cells_;
+  Cells cells_;
 };
 
 }  // namespace vramplan

@@ -187,7 +187,8 @@ struct LayoutSpace {
   // The thinning grid: peak device memory in `memory_cells` equal cells from 0 to the limit,
   // tokens/s per GPU in cells of `speed_cell_octaves` doublings (log scale); each occupied cell
   // keeps its best layout (fastest, then least memory, then first by fields). The grid is the
-  // finest (128 cells, 1/16 octave) coarsened by halves until at most `cap` cells are occupied.
+  // finest (128 cells, 1/16 octave) halved in one direction at a time (memory first) until at
+  // most `cap` cells are occupied.
   int memory_cells = 0;
   double speed_cell_octaves = 0;
   bool thinned = false;  // fewer points shown than layouts fit
