@@ -52,7 +52,7 @@ struct SearchResult {
   std::optional<PlanCandidate> closest_miss;                        // when nothing fits
   PlanStats stats;
   std::optional<SpaceCollector> space;  // when request.space_points > 0
-  bool stopped = false;  // request.should_stop() said so: the rest is partial
+  bool stopped = false;                 // request.should_stop() said so: the rest is partial
 };
 
 // Every canonical valid layout of `request` (gpus, max_tp, space) is decided; those with peak
