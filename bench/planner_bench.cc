@@ -2,7 +2,8 @@
 // search of Llama-3.1-405B on 1,024 H100s (seq 8192, global batch 2048) with memory only (every
 // layout that fits timed by a constant, to see enumeration + memory alone) and with the real
 // step-time model (plan()), on one thread and on all cores; the same plan for DeepSeek-V3 on
-// 1,024 GPUs (seq 4096, global batch 1024), a large MoE space. Counters:
+// 1,024 GPUs (seq 4096, global batch 1024), a large MoE space; each plan also with its space of
+// fitting layouts collected (BM_PlanSpace_*). Counters:
 //   layouts_per_s   valid layouts decided per second (evaluated / wall time)
 //   peaks_per_s     peaks actually computed per second (evaluated minus those ruled out by the
 //                   branch bound)
@@ -87,10 +88,13 @@ void BM_SearchMemoryOnly_405B(benchmark::State& state) {
 BENCHMARK(BM_SearchMemoryOnly_405B)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // The whole plan: search with the step-time model, explanations, estimate() of the top five.
-void BM_Plan_405B(benchmark::State& state) {
-  vramplan::PlanRequest r = request_or_exit(llama405b_settings());
+// `space` > 0 also collects the space of fitting layouts (planner.md "The space"), as the Plan
+// view asks for it (1,500 points): its cost is the difference from the same plan without.
+void run_plan(benchmark::State& state, const json& settings, int64_t space) {
+  vramplan::PlanRequest r = request_or_exit(settings);
   r.threads = static_cast<int>(state.range(0));
-  int64_t evaluated = 0, computed = 0, fitting = 0;
+  r.space_points = space;
+  int64_t evaluated = 0, computed = 0, fitting = 0, shown = 0;
   for (auto _ : state) {
     vramplan::Result<vramplan::PlanResult> p = vramplan::plan(r);
     if (!p) {
@@ -100,31 +104,38 @@ void BM_Plan_405B(benchmark::State& state) {
     evaluated += p->stats.evaluated;
     computed += p->stats.memory_computed;
     fitting += p->stats.fitting;
+    if (p->space) shown += static_cast<int64_t>(p->space->points.size());
     benchmark::DoNotOptimize(p);
   }
   report(state, evaluated, computed, fitting);
+  if (space > 0)
+    state.counters["space_shown"] =
+        static_cast<double>(shown) / static_cast<double>(state.iterations());
 }
+
+constexpr int64_t kViewSpace = 1500;  // web/src/views/plan/space_data.ts SPACE_POINTS
+
+void BM_Plan_405B(benchmark::State& state) { run_plan(state, llama405b_settings(), 0); }
 BENCHMARK(BM_Plan_405B)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// The whole plan of DeepSeek-V3 on 1,024 GPUs: layouts/s with the step-time model.
-void BM_Plan_DeepSeekV3(benchmark::State& state) {
-  vramplan::PlanRequest r = request_or_exit(deepseek_v3_settings());
-  r.threads = static_cast<int>(state.range(0));
-  int64_t evaluated = 0, computed = 0, fitting = 0;
-  for (auto _ : state) {
-    vramplan::Result<vramplan::PlanResult> p = vramplan::plan(r);
-    if (!p) {
-      state.SkipWithError(p.error().message().c_str());
-      return;
-    }
-    evaluated += p->stats.evaluated;
-    computed += p->stats.memory_computed;
-    fitting += p->stats.fitting;
-    benchmark::DoNotOptimize(p);
-  }
-  report(state, evaluated, computed, fitting);
+void BM_PlanSpace_405B(benchmark::State& state) {
+  run_plan(state, llama405b_settings(), kViewSpace);
 }
+BENCHMARK(BM_PlanSpace_405B)->Arg(1)->Arg(0)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The whole plan of DeepSeek-V3 on 1,024 GPUs: layouts/s with the step-time model.
+void BM_Plan_DeepSeekV3(benchmark::State& state) { run_plan(state, deepseek_v3_settings(), 0); }
 BENCHMARK(BM_Plan_DeepSeekV3)
+    ->Arg(1)
+    ->Arg(0)
+    ->UseRealTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_PlanSpace_DeepSeekV3(benchmark::State& state) {
+  run_plan(state, deepseek_v3_settings(), kViewSpace);
+}
+BENCHMARK(BM_PlanSpace_DeepSeekV3)
     ->Arg(1)
     ->Arg(0)
     ->UseRealTime()

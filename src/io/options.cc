@@ -393,6 +393,10 @@ constexpr OptionSpec kPlanOptions[] = {
     {"headroom", K::kNumber, "plan", "0.1", "fraction of usable GPU memory kept free", ""},
     {"top", K::kInteger, "plan", "5", "layouts to show", ""},
     {"threads", K::kInteger, "plan", "0 (all cores)", "search threads", ""},
+    {"space", K::kInteger, "plan", "0 (not collected)",
+     "the space of fitting layouts for a chart: every Pareto-optimal layout (peak memory vs "
+     "tokens/s) plus up to this many others, thinned on a grid (docs/planner.md)",
+     ""},
     {"offload_search", K::kChoice, "plan", "auto",
      "auto: when no layout fits, search again with the optimizer, parameters and activations "
      "offloaded; never: do not",

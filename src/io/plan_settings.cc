@@ -171,6 +171,7 @@ Result<PlanRequest> request_from(const json& settings, const FileReader& read_fi
   if (auto e = read_number_setting(settings, "headroom", r.headroom)) return *e;
   if (auto e = read_integer_setting(settings, "top", top)) return *e;
   if (auto e = read_integer_setting(settings, "threads", threads)) return *e;
+  if (auto e = read_integer_setting(settings, "space", r.space_points)) return *e;
   if (top < 1 || top > 1000)
     return Error{"top", std::to_string(top), "an integer from 1 to 1000", ""};
   if (threads < 0 || threads > 1024)

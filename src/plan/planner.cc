@@ -23,6 +23,7 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr int64_t kMaxGpus = int64_t{1} << 24;  // scenario_checks.cc's largest world
+constexpr int64_t kMaxSpacePoints = 100000;     // the space's sample (PlanRequest::space_points)
 
 class StepTimeTimer final : public LayoutTimer {
  public:
@@ -75,6 +76,9 @@ std::optional<Error> check_request(const PlanRequest& r) {
     return Error{"top", to_string(r.top_k), "an integer from 1 to 1000", ""};
   if (r.threads < 0 || r.threads > 1024)
     return Error{"threads", to_string(r.threads), "0 (all cores) to 1024", ""};
+  if (r.space_points < 0 || r.space_points > kMaxSpacePoints)
+    return Error{"space", to_string(r.space_points),
+                 "0 (not collected) to " + to_string(kMaxSpacePoints) + " points", ""};
   if (r.base.training.global_batch < 1)
     return Error{"global_batch", to_string(r.base.training.global_batch),
                  "a positive number of sequences per optimizer step",
@@ -352,6 +356,7 @@ Result<PlanResult> plan(const PlanRequest& r) {
   p.stats = found.stats;
   p.candidates = std::move(found.top);
   fill_peak_stages(r.base, p.candidates);
+  if (found.space && !p.candidates.empty()) p.space = found.space->finish(p.candidates);
   for (int f = 0; f < kFamilies; ++f) {
     const Family family = static_cast<Family>(f);
     if (family == Family::kExpert && !r.base.model.is_moe()) continue;

@@ -52,7 +52,11 @@ std::string split_text(const PipelineSplit& split) {
   return "";
 }
 
-std::string sharding_text(const ShardingChoice& c) {
+std::string offload_text(const Offload& o) { return o.any() ? " offload=" + offload_name(o) : ""; }
+
+}  // namespace
+
+std::string sharding_name(const ShardingChoice& c) {
   if (c.fsdp == FsdpMode::kHybridShard)
     return fmt::format("fsdp=hybrid_shard/{}", c.fsdp_shard_group);
   if (c.fsdp != FsdpMode::kNone) return fmt::format("fsdp={}", fsdp_name(c.fsdp));
@@ -60,8 +64,7 @@ std::string sharding_text(const ShardingChoice& c) {
   return fmt::format("zero{}", c.zero);
 }
 
-std::string offload_text(const Offload& o) {
-  if (!o.any()) return "";
+std::string offload_name(const Offload& o) {
   std::string parts;
   auto add = [&](const std::string& part) { parts += (parts.empty() ? "" : ",") + part; };
   if (o.optimizer != OffloadTier::kNone) {
@@ -70,10 +73,8 @@ std::string offload_text(const Offload& o) {
   }
   if (o.params != OffloadTier::kNone) add(fmt::format("params:{}", offload_tier_name(o.params)));
   if (o.activations) add("activations");
-  return " offload=" + parts;
+  return parts;
 }
-
-}  // namespace
 
 std::string layout_name(const PlanLayout& l) {
   std::string text = fmt::format("tp{}{} pp{}", l.tp, l.sequence_parallel ? " sp" : "", l.pp);
@@ -82,7 +83,7 @@ std::string layout_name(const PlanLayout& l) {
   text += fmt::format(" cp{}", l.cp);
   if (l.ep > 1 || l.etp > 1) text += fmt::format(" ep{} etp{}", l.ep, l.etp);
   text += fmt::format(" dp{} mb{} recompute={} {}", l.dp, l.micro_batch,
-                      recompute_name(l.recompute), sharding_text(l.sharding));
+                      recompute_name(l.recompute), sharding_name(l.sharding));
   return text + offload_text(l.offload);
 }
 

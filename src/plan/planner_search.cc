@@ -94,6 +94,7 @@ class Worker {
         pipes_(pipes),
         scenario_(r.base) {
     applies_[static_cast<int>(Family::kExpert)] = r.base.model.is_moe();
+    if (r.space_points > 0) out_.space.emplace(limit, r.space_points);
   }
 
   void run(const Branch& b);
@@ -208,6 +209,7 @@ void Worker::decide(PlanLayout& layout, const FastPeak& peak) {
   }
   c.layout = layout;
   keep_fit(c);
+  if (out_.space) out_.space->add(c);
 }
 
 // With offload the search runs on estimate() alone (run_slow), so each sharding is first probed
@@ -462,6 +464,10 @@ void merge_search(SearchResult& total, SearchResult& part, int top_k) {
   if (part.closest_miss &&
       (!total.closest_miss || closer_miss(*part.closest_miss, *total.closest_miss)))
     total.closest_miss = part.closest_miss;
+  if (part.space && total.space)
+    total.space->merge(*part.space);
+  else if (part.space)
+    total.space = std::move(part.space);
   add_stats(total.stats, part.stats);
 }
 

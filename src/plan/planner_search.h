@@ -11,6 +11,7 @@
 
 #include "training/fast_memory.h"
 #include "vramplan/perf/step_time.h"
+#include "vramplan/plan/layout_space.h"
 #include "vramplan/plan/planner.h"
 
 namespace vramplan {
@@ -50,7 +51,8 @@ struct SearchResult {
   std::array<std::optional<PlanCandidate>, kFamilies> family_miss;  // when no layout fits
   std::optional<PlanCandidate> closest_miss;                        // when nothing fits
   PlanStats stats;
-  bool stopped = false;  // request.should_stop() said so: the rest is partial
+  std::optional<SpaceCollector> space;  // when request.space_points > 0
+  bool stopped = false;                 // request.should_stop() said so: the rest is partial
 };
 
 // Every canonical valid layout of `request` (gpus, max_tp, space) is decided; those with peak
@@ -61,7 +63,7 @@ SearchResult search_layouts(const PlanRequest& request, const FastMemoryModel& m
                             const LayoutTimer& timer, int64_t limit_bytes);
 
 // Adds `part` (another thread's or another search's) to `total`: the top K, the families' best
-// and closest misses, the stats.
+// and closest misses, the collected space, the stats.
 void merge_search(SearchResult& total, SearchResult& part, int top_k);
 // Adds one search's counts to another's (not seconds or threads).
 void add_stats(PlanStats& total, const PlanStats& part);

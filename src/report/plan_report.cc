@@ -49,21 +49,28 @@ json parallel_json(const PlanLayout& l) {
           {"distributed_optimizer", l.sharding.distributed_optimizer}};
 }
 
-// Settings `vramplan estimate --scenario` reads back into this very layout.
-json scenario_settings(const PlanResult& p, const PlanLayout& l) {
+// The request's settings less every layout key: the part of a candidate's scenario that all
+// layouts share.
+json base_settings(const PlanResult& p) {
   json s = p.settings.is_object() ? p.settings : json::object();
   for (const char* key : kPlanLayoutKeys) s.erase(key);
   for (const char* key :
        {"offload_optimizer", "offload_params", "optimizer_offload_fraction", "offload_activations"})
     s.erase(key);
+  s["gpus"] = p.gpus;
+  s["global_batch"] = p.global_batch;
+  s["seq_len"] = p.seq_len;
+  return s;
+}
+
+// The layout's own keys, written over base_settings().
+json layout_settings(const PlanLayout& l) {
+  json s = json::object();
   const Offload& o = l.offload;
   if (o.optimizer != OffloadTier::kNone) s["offload_optimizer"] = offload_tier_name(o.optimizer);
   if (o.params != OffloadTier::kNone) s["offload_params"] = offload_tier_name(o.params);
   if (o.optimizer_fraction < 1.0) s["optimizer_offload_fraction"] = o.optimizer_fraction;
   if (o.activations) s["offload_activations"] = true;
-  s["gpus"] = p.gpus;
-  s["global_batch"] = p.global_batch;
-  s["seq_len"] = p.seq_len;
   s["tp"] = l.tp;
   s["sequence_parallel"] = l.sequence_parallel;
   s["pp"] = l.pp;
@@ -90,6 +97,13 @@ json scenario_settings(const PlanResult& p, const PlanLayout& l) {
   s["pipeline_split"] = split.compute_balanced_split ? "compute"
                         : split.balanced_split       ? "balanced"
                                                      : "even";
+  return s;
+}
+
+// Settings `vramplan estimate --scenario` reads back into this very layout.
+json scenario_settings(const PlanResult& p, const PlanLayout& l) {
+  json s = base_settings(p);
+  s.update(layout_settings(l));
   return s;
 }
 
@@ -135,6 +149,50 @@ json miss_json(const PlanResult& p, const PlanCandidate& c) {
           {"scenario", scenario_settings(p, c.layout)}};
 }
 
+// One point of the space: its layout (name, the dimensions the Plan view filters on, and the
+// scenario keys that, over space.base_scenario, reproduce it), its peak and its speed.
+json space_point_json(const LayoutSpace::Point& point) {
+  const PlanCandidate& c = point.candidate;
+  const PlanLayout& l = c.layout;
+  return {{"layout", layout_name(l)},
+          {"sharding", sharding_name(l.sharding)},
+          {"offload", offload_name(l.offload)},
+          {"allocated_bytes", c.allocated_bytes},
+          {"reserved_bytes", c.reserved_bytes},
+          {"device_bytes", c.device_bytes},
+          {"host_bytes", c.host_bytes},
+          {"tokens_per_s_per_gpu", c.time.tokens_per_s_per_gpu},
+          {"step_time_s", c.time.step_time_s},
+          {"mfu", c.time.mfu},
+          {"pareto", point.pareto},
+          {"rank", point.rank},
+          {"scenario", layout_settings(l)}};
+}
+
+json space_json(const PlanResult& p) {
+  if (!p.space) return nullptr;
+  const LayoutSpace& space = *p.space;
+  json points = json::array();
+  std::vector<std::pair<int64_t, size_t>> front;  // (peak, index) of the Pareto points
+  for (size_t i = 0; i < space.points.size(); ++i) {
+    points.push_back(space_point_json(space.points[i]));
+    if (space.points[i].pareto) front.emplace_back(space.points[i].candidate.device_bytes, i);
+  }
+  std::sort(front.begin(), front.end());
+  json pareto = json::array();
+  for (const auto& [bytes, i] : front) pareto.push_back(i);
+  return {
+      {"fitting", space.fitting},
+      {"shown", space.points.size()},
+      {"cap", space.cap},
+      {"thinned", space.thinned},
+      {"grid",
+       {{"memory_cells", space.memory_cells}, {"speed_cell_octaves", space.speed_cell_octaves}}},
+      {"base_scenario", base_settings(p)},
+      {"points", std::move(points)},
+      {"pareto", std::move(pareto)}};
+}
+
 std::string with_commas(double value) {
   const std::string digits = fmt::format("{:.0f}", value);
   std::string out;
@@ -176,7 +234,8 @@ json plan_to_json(const PlanResult& p) {
               {"why", p.why},
               {"offload_search", {{"ran", p.offload_searched}, {"note", p.offload_note}}},
               {"closest_miss", nullptr},
-              {"suggestions", p.suggestions}};
+              {"suggestions", p.suggestions},
+              {"space", space_json(p)}};
   for (size_t i = 0; i < p.candidates.size(); ++i) {
     json c = candidate_json(p, p.candidates[i]);
     c["rank"] = i + 1;
@@ -237,6 +296,11 @@ std::string render_plan(const PlanResult& p) {
     for (const PlanLayout& e : c.equivalents)
       out += fmt::format("{:>3}  = {} (same step time and peak)\n", "", layout_name(e));
   }
+  if (p.space)
+    out += fmt::format(
+        "\nspace: {} of {} fitting layouts as points in --format json ({} on the Pareto front)\n",
+        with_commas(static_cast<double>(p.space->points.size())),
+        with_commas(static_cast<double>(p.space->fitting)), p.space->pareto_count);
   out += "\nWhy: " + p.why + "\n";
   return out;
 }

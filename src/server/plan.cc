@@ -22,6 +22,9 @@ namespace {
 
 using nlohmann::json;
 
+// The most sampled points of the space one answer carries (about 0.3 KB of JSON each).
+constexpr int64_t kMaxPlanSpacePoints = 10000;
+
 const char* plan_kind_name(OptionKind kind) {
   return kind == OptionKind::kNumber ? "number" : "integer";
 }
@@ -50,7 +53,10 @@ json plan_options_json() {
            "every key of GET /api/options; layout keys (tp, pp, dp, "
            "micro_batch, zero, ...) given fix that dimension of the search"},
           {"required", {"model (or model_config / architecture keys)", "gpus", "global_batch"}},
-          {"limits", {{"max_gpus", kMaxPlanGpus}, {"max_threads", kMaxPlanThreads}}}};
+          {"limits",
+           {{"max_gpus", kMaxPlanGpus},
+            {"max_threads", kMaxPlanThreads},
+            {"max_space_points", kMaxPlanSpacePoints}}}};
 }
 
 // The server's bounds on a search request (see plan.h); 0 threads becomes the bounded default.
@@ -63,6 +69,10 @@ std::optional<Error> bound_search(PlanRequest& request) {
     return Error{"threads", std::to_string(request.threads),
                  fmt::format("0 (up to {}) to {} on the server", kMaxPlanThreads, kMaxPlanThreads),
                  "the server bounds the threads one search may take"};
+  if (request.space_points > kMaxPlanSpacePoints)
+    return Error{"space", std::to_string(request.space_points),
+                 fmt::format("0 to {} points on the server", kMaxPlanSpacePoints),
+                 "the server bounds the points one answer carries"};
   if (request.threads == 0) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     request.threads = std::min(cores, kMaxPlanThreads);

@@ -115,6 +115,23 @@ TEST(ApiPlan, RefusesSearchesBeyondTheServersBounds) {
   EXPECT_EQ(json::parse(one.body)["stats"]["threads"], 1);
 }
 
+TEST(ApiPlan, SpaceOfFittingLayoutsOnRequestWithinTheServersBound) {
+  json settings = kSmallSearch;
+  EXPECT_TRUE(json::parse(call("POST", "/api/plan", settings.dump()).body)["space"].is_null());
+  settings["space"] = 40;
+  const Response r = call("POST", "/api/plan", settings.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json space = json::parse(r.body).at("space");
+  EXPECT_GT(space.at("fitting").get<int64_t>(), 0);
+  EXPECT_EQ(space.at("points").size(), space.at("shown").get<size_t>());
+  EXPECT_GT(space.at("pareto").size(), 0u);
+  EXPECT_TRUE(space.at("base_scenario").is_object());
+  settings["space"] = 1000000;
+  const Response refused = call("POST", "/api/plan", settings.dump());
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(error_of(refused)["field"], "space");
+}
+
 TEST(ApiPlan, OptionsListTheGpusAndEveryPlannerSetting) {
   const Response r = call("GET", "/api/plan/options");
   ASSERT_EQ(r.status, 200);

@@ -210,3 +210,91 @@ test('when nothing fits, the search offloads and the page says so', async () => 
   await page.locator('#plan-no-fit').waitFor();
   assert.equal(await page.locator('#plan-table').count(), 0);
 });
+
+// The space of fitting layouts (docs/planner.md "The space"): every point /api/plan draws, the
+// Pareto front marked, the top K ringed; a filter greys points out; a point opens its estimate.
+test('the space chart shows the fitting layouts and opens one in the estimate view', async () => {
+  await page.goto(`${server.url}?view=plan`);
+  await page.selectOption('#plan-model', SEARCH.model);
+  await page.selectOption('#plan-gpu', SEARCH.gpu);
+  for (const key of ['gpus', 'seq_len', 'global_batch', 'top'])
+    await page.fill(`#plan-${key}`, String(SEARCH[key]));
+  await page.click('#plan-run');
+  await searched();
+  await page.locator('#plan-space-chart').waitFor();
+  assert.equal(new URL(page.url()).searchParams.get('space'), null, 'the link stays the inputs');
+
+  const api = await postApi(server.url, '/api/plan', { ...SEARCH, space: 1500 });
+  assert.equal(api.status, 200, JSON.stringify(api.body));
+  const space = api.body.space;
+  assert.ok(space.fitting > 0 && space.shown === space.points.length, JSON.stringify(space.grid));
+  const marks = page.locator('#plan-space-chart a.space-point');
+  assert.equal(await marks.count(), space.shown);
+  assert.equal(
+    await page.locator('#plan-space-chart a.space-point.pareto').count(),
+    space.pareto.length,
+  );
+  assert.ok(space.pareto.length > 0);
+  assert.equal(
+    await page.locator('#plan-space-chart a.space-point.ranked').count(),
+    api.body.candidates.length,
+  );
+  assert.equal(
+    await page.locator('#plan-space-pareto-line').count(),
+    space.pareto.length > 1 ? 1 : 0,
+  );
+  // The fastest point is the winner, on the front.
+  const first = page.locator('#plan-space-chart a.space-point[data-index="0"]');
+  assert.equal(await first.getAttribute('data-layout'), api.body.candidates[0].layout);
+  assert.match(await first.getAttribute('class'), /pareto/);
+  assert.equal(await page.locator('#plan-why').textContent(), api.body.why, 'the why stays');
+
+  // Switching off one value of a dimension greys out exactly the points that have it.
+  const filter = page.locator('#plan-space-filters fieldset.space-filter').first();
+  const dim = await filter.getAttribute('data-dim');
+  const box = filter.locator('input[type=checkbox]').first();
+  const value = await box.getAttribute('data-value');
+  await box.uncheck();
+  const valueOf = (p) =>
+    String(
+      dim === 'sharding' ? p.sharding : dim === 'offload' ? p.offload || 'none' : p.scenario[dim],
+    );
+  const expected = space.points.filter((p) => valueOf(p) === value).length;
+  assert.ok(expected > 0 && expected < space.shown, `${dim}=${value}: ${expected}`);
+  assert.equal(await page.locator('#plan-space-chart a.space-point.excluded').count(), expected);
+  assert.match(await page.locator('#plan-space-count').textContent(), /greyed out/);
+  await box.check();
+  assert.equal(await page.locator('#plan-space-chart a.space-point.excluded').count(), 0);
+  assert.deepEqual(await accessibilityViolations(page), []);
+  await screenshot(page, 'plan-space');
+
+  // A point off the top K, clicked: the training view on that layout, at the planner's peak.
+  const index = space.points.findIndex((p) => p.rank === 0 && !p.pareto);
+  const chosen = index >= 0 ? index : space.points.length - 1;
+  const point = space.points[chosen];
+  await page
+    .locator(`#plan-space-chart a.space-point[data-index="${chosen}"]`)
+    .dispatchEvent('click');
+  await page.waitForURL(/view=training/);
+  await settled(page);
+  const estimate = await postApi(server.url, '/api/estimate', {
+    ...space.base_scenario,
+    ...point.scenario,
+  });
+  assert.equal(estimate.status, 200, JSON.stringify(estimate.body));
+  assert.equal(estimate.body.peak.device_bytes, point.device_bytes, 'planner peak = estimate');
+  const shown = Number(await page.locator('#peak-device').getAttribute('data-bytes'));
+  assert.equal(shown, point.device_bytes);
+  assert.equal(new URL(page.url()).searchParams.get('tp'), String(point.scenario.tp));
+
+  // From the keyboard: a Pareto point is in the tab order and opens with Enter.
+  await page.goBack();
+  await searched();
+  const pareto = page.locator('#plan-space-chart a.space-point.pareto').first();
+  await pareto.waitFor();
+  assert.equal(await pareto.getAttribute('tabindex'), null);
+  await pareto.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/view=training/);
+  await settled(page);
+});

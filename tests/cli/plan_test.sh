@@ -61,6 +61,26 @@ for i in 0 1 4; do
 done
 
 # ---------------------------------------------------------------------------------------------
+case_name "JSON: the space of fitting layouts with --space (docs/planner.md)"
+run "${PLAN8B[@]}" --top 3 --space 200 --format json
+expect_exit 0
+expect_json "d['space']['fitting'] == d['stats']['fitting'] - d['stats']['untimed']"
+expect_json "d['space']['shown'] == len(d['space']['points']) <= 200 + len(d['space']['pareto']) + 3"
+expect_json "all(d['space']['points'][i]['pareto'] for i in d['space']['pareto'])"
+expect_json "[p['rank'] for p in d['space']['points'] if p['rank']] == [1, 2, 3]"
+expect_json "all(p['device_bytes'] <= d['limit_bytes'] for p in d['space']['points'])"
+cp "$RUN_OUT_FILE" "$TEST_TMP/space.json"
+case_name "a point of the space reproduced by estimate --scenario"
+python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['space']; p=[q for q in s['points'] if not q['rank']][-1]; json.dump({**s['base_scenario'], **p['scenario']}, open(sys.argv[2],'w')); print(p['device_bytes'], file=open(sys.argv[3],'w'))" \
+  "$TEST_TMP/space.json" "$TEST_TMP/point.json" "$TEST_TMP/point_bytes"
+run estimate --scenario "$TEST_TMP/point.json" --format json
+expect_exit 0
+expect_json "d['peak']['device_bytes'] == $(cat "$TEST_TMP/point_bytes")"
+run "${PLAN8B[@]}" --space -1
+expect_exit 2
+expect_stderr_contains "space"
+
+# ---------------------------------------------------------------------------------------------
 case_name "fixed dimensions are held"
 run "${PLAN8B[@]}" --tp 2 --zero 1 --micro-batch 2 --format json --top 10
 expect_exit 0

@@ -52,6 +52,10 @@ struct PlanLayout {
 // "tp4 sp pp8 vpp2 interleaved cp1 dp32 mb1 recompute=selective zero1"
 // (+ " offload=optimizer:cpu,params:cpu,activations" when it offloads)
 std::string layout_name(const PlanLayout& layout);
+// Its parts: "zero1", "distopt", "fsdp=full_shard", "fsdp=hybrid_shard/8"; and
+// "optimizer:cpu,params:cpu,activations" ("" when it offloads nothing).
+std::string sharding_name(const ShardingChoice& sharding);
+std::string offload_name(const Offload& offload);
 // Writes the layout into a scenario: parallelism, micro-batch, recompute, offload.
 void apply_layout(const PlanLayout& layout, Scenario& scenario);
 
@@ -109,6 +113,9 @@ struct PlanRequest {
   // then the parameters, then the activations, to the host and then to NVMe) and rank what fits
   // (planner.cc kOffloadLadder). false: report that nothing fits.
   bool offload_search = true;
+  // > 0: collect the space of fitting layouts (PlanResult::space) with at most this many sampled
+  // points besides the Pareto front and the top K; 0: not collected.
+  int64_t space_points = 0;
   // Asked by each search thread before each branch of the space (so within milliseconds): true
   // stops the search, and plan() returns an Error naming "search". The server stops a search
   // whose client went away or whose time budget ran out; empty: the search runs to its end.
@@ -172,6 +179,32 @@ struct PlanStats {
   int threads = 1;
 };
 
+// The space of fitting layouts as points (peak device memory, tokens/s per GPU), for the Plan
+// view's scatter chart (layout_space.h collects it).
+struct LayoutSpace {
+  int64_t fitting = 0;  // layouts that fit and were timed: each is a point of the space
+  int64_t cap = 0;      // PlanRequest::space_points: the most sampled points besides the front
+  // The thinning grid: peak device memory in `memory_cells` equal cells from 0 to the limit,
+  // tokens/s per GPU in cells of `speed_cell_octaves` doublings (log scale); each occupied cell
+  // keeps its best layout (fastest, then least memory, then first by fields). The grid is the
+  // finest (128 cells, 1/16 octave) halved in one direction at a time (memory first) until at
+  // most `cap` cells are occupied.
+  int memory_cells = 0;
+  double speed_cell_octaves = 0;
+  bool thinned = false;  // fewer points shown than layouts fit
+  // The points shown: the Pareto front, the grid's sample and the top-K candidates, each once,
+  // fastest first (then least memory). `pareto` flags the front; `rank` is the candidate's place
+  // in the top K (0: not one). Points with equal memory and speed are one trade-off, shown once
+  // (as in the top K).
+  struct Point {
+    PlanCandidate candidate;
+    bool pareto = false;
+    int rank = 0;
+  };
+  std::vector<Point> points;
+  int64_t pareto_count = 0;
+};
+
 struct PlanResult {
   std::string model;
   Gpu gpu;
@@ -192,6 +225,7 @@ struct PlanResult {
   // tried and found; the candidates then offload.
   bool offload_searched = false;
   std::string offload_note;
+  std::optional<LayoutSpace> space;  // when PlanRequest::space_points > 0 and a layout fits
   nlohmann::json settings;
   nlohmann::json imported;  // the request's
 };

@@ -29,6 +29,7 @@ import {
   type PlanField,
 } from './plan_data';
 import { PlanResults } from './results';
+import { SPACE_POINTS } from './space_data';
 
 export const planView: View = {
   id: 'plan',
@@ -295,7 +296,9 @@ class PlanPage {
     this.searching(true);
     let outcome;
     try {
-      outcome = await this.requests.run((signal) => api.plan<PlanAnswer>(settings, signal));
+      // The chart's points come with the answer; the link and "Copy as" keep the user's settings.
+      const body = { ...settings, space: SPACE_POINTS };
+      outcome = await this.requests.run((signal) => api.plan<PlanAnswer>(body, signal));
     } catch (error) {
       this.searching(false);
       this.showError({

@@ -5,6 +5,7 @@ import type { ImportedConfig } from '../../form/config_io';
 import { coerce, toText } from '../../scenario';
 import { gibFixed, groupDigits, percent } from '../../format';
 import type { OptionKind, Scenario } from '../../types';
+import type { PlanSpace } from './space_data';
 
 /** One input of the plan form; `key` is the /api/plan setting (CLI flag with underscores). */
 export interface PlanField {
@@ -284,6 +285,8 @@ export interface PlanAnswer {
   offload_search?: { ran: boolean; note: string };
   /** Present when the request read a pasted config ("from"). */
   imported?: ImportedConfig;
+  /** The fitting layouts as points, when the request asked for them ("space"). */
+  space?: PlanSpace | null;
 }
 
 /** Tokens per second per GPU as the CLI prints it: whole tokens with thousands separators. */

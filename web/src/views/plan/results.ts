@@ -1,6 +1,7 @@
 // The plan view's answer on screen: the fastest layouts that fit as a table (each with a link that
-// opens it in the estimate view), why the first one wins with the card that writes it as a config,
-// and their speeds as a bar chart; or, when none fits, the closest miss and what to change.
+// opens it in the estimate view), why the first one wins, every fitting layout as a scatter of
+// peak memory against speed (space_chart.ts), the card that writes the winner as a config, and
+// the top layouts' speeds as a bar chart; or, when none fits, the closest miss and what to change.
 
 import { Chart } from '../../charts';
 import { el, replace } from '../../dom';
@@ -14,6 +15,7 @@ import {
   type PlanAnswer,
   type PlanCandidate,
 } from './plan_data';
+import { spaceCard } from './space_chart';
 
 export class PlanResults {
   readonly element = el('section', {
@@ -77,6 +79,14 @@ export class PlanResults {
         el('h2', {}, 'Why this layout'),
         el('p', { id: 'plan-why' }, answer.why),
       ),
+      answer.space && answer.space.points.length > 0
+        ? spaceCard({
+            space: answer.space,
+            usableBytes: answer.gpu.usable_bytes,
+            limitBytes: answer.limit_bytes,
+            gpuName: answer.gpu.name,
+          })
+        : null,
       this.winnerExport,
       el(
         'div',
