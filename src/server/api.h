@@ -116,5 +116,7 @@ Response handle_infer_options(const Request& request);
 Response handle_infer(const Request& request);
 Response handle_hub_model(const Request& request);
 Response handle_roofline(const Request& request);  // roofline_handler.cc
+Response handle_fit(const Request& request);        // fit.cc
+Response handle_fit_options(const Request& request);
 
 }  // namespace vramplan::server
