@@ -70,8 +70,8 @@ void run(benchmark::State& state, const json& settings) {
   state.counters["value"] = static_cast<double>(last.value);
 }
 
-#define FIT_BENCH(name, settings)                                          \
-  void name(benchmark::State& state) { run(state, settings); }             \
+#define FIT_BENCH(name, settings)                              \
+  void name(benchmark::State& state) { run(state, settings); } \
   BENCHMARK(name)->UseRealTime()->Unit(benchmark::kMillisecond)
 
 FIT_BENCH(BM_MicroBatch_8B, llama8b("micro_batch"));

@@ -17,8 +17,7 @@ using nlohmann::json;
 
 Result<FitQuestion> question_of(const json& settings) {
   const std::string accepted = "micro_batch, seq_len, global_batch, gpus";
-  if (!settings.contains("question"))
-    return Error{"question", "", accepted, "say what to find"};
+  if (!settings.contains("question")) return Error{"question", "", accepted, "say what to find"};
   const json& v = settings.at("question");
   if (!v.is_string()) return Error{"question", setting_text(v), accepted, ""};
   std::string text = v.get<std::string>();

@@ -144,9 +144,9 @@ Result<FitAnswer> fit_gpu_count(const FitRequest& r, FitAnswer a) {
         below->layout, gib(below->device_bytes), gib(below->device_bytes - a.limit_bytes),
         gib(a.limit_bytes));
   } else if (below) {
-    a.limiting = fmt::format("{} GPUs is the smallest count tried that fits ({}, {}); on {} GPUs: {}",
-                             a.value, layout_name(best.layout), gib(best.device_bytes),
-                             below->gpus, below->reason);
+    a.limiting = fmt::format(
+        "{} GPUs is the smallest count tried that fits ({}, {}); on {} GPUs: {}", a.value,
+        layout_name(best.layout), gib(best.device_bytes), below->gpus, below->reason);
   } else {
     a.limiting = fmt::format("{} GPUs, the smallest count, fits ({}, {})", a.value,
                              layout_name(best.layout), gib(best.device_bytes));

@@ -59,8 +59,8 @@ FitPoint evaluate(const FitRequest& r, const Scenario& s, int64_t value) {
   // Products past the scenario checks' range are no scenario: say so rather than overflow.
   if (static_cast<__int128>(s.training.micro_batch) * s.parallel.dp * std::max<int64_t>(1, value) >
       static_cast<__int128>(kMaxGlobalBatch)) {
-    p.invalid = fmt::format("global batch past the largest the estimate takes ({})",
-                            kMaxGlobalBatch);
+    p.invalid =
+        fmt::format("global batch past the largest the estimate takes ({})", kMaxGlobalBatch);
     return p;
   }
   Result<Estimate> e = estimate(s, EstimateOptions{false});
@@ -113,8 +113,8 @@ Probe largest(int64_t last, const std::function<FitPoint(int64_t)>& at) {
   }
   int64_t lo = 1, hi = 0;
   out.below = std::move(first);
-  for (int64_t k = 2; hi == 0; k = std::min(last, k * 2)) {
-    if (k <= lo) break;  // lo == last: everything fits
+  while (hi == 0 && lo < last) {
+    const int64_t k = std::min(last, lo * 2);
     FitPoint p = at(k);
     if (p.fits) {
       lo = k;
@@ -187,14 +187,12 @@ std::string growth_words(FitQuestion q, const FitAnswer& a, const FitPoint& at,
                                : fmt::format("{} sequences", next_value - at_value);
   std::string out =
       component.empty()
-          ? fmt::format("the peak grows {} from {} to {}",
-                        gib(next.device_bytes - at.device_bytes), value_words(q, at_value),
-                        value_words(q, next_value))
+          ? fmt::format("the peak grows {} from {} to {}", gib(next.device_bytes - at.device_bytes),
+                        value_words(q, at_value), value_words(q, next_value))
           : fmt::format("{} grow {} per {} ({} → {})", component, gib(grow), unit,
                         value_words(q, at_value), value_words(q, next_value));
-  out += fmt::format(": the peak goes from {} to {} on {}, the limit is {}",
-                     gib(at.device_bytes), gib(next.device_bytes), next.peak_stage,
-                     gib(a.limit_bytes));
+  out += fmt::format(": the peak goes from {} to {} on {}, the limit is {}", gib(at.device_bytes),
+                     gib(next.device_bytes), next.peak_stage, gib(a.limit_bytes));
   if (next.host_over) out += "; the offloaded rows pass the node's RAM";
   return out;
 }
@@ -211,17 +209,17 @@ std::string seq_growth_words(const FitAnswer& a, const FitPoint& half) {
       component = name;
     }
   }
-  const double per_1k = static_cast<double>(grow) * 1024.0 /
-                        static_cast<double>(a.at->seq_len - half.seq_len);
-  std::string out = component.empty()
-                        ? "the peak does not grow between half the answer and the answer"
-                        : fmt::format("{} grow {:.3f} GiB per 1,024 tokens", component,
-                                      per_1k / kGiB);
-  out += fmt::format(" (seq_len {} → {}: the peak {} → {} on {}); seq_len {} needs {}, the limit "
-                     "is {}",
-                     half.seq_len, a.at->seq_len, gib(half.device_bytes), gib(a.at->device_bytes),
-                     a.at->peak_stage, a.next->seq_len, gib(a.next->device_bytes),
-                     gib(a.limit_bytes));
+  const double per_1k =
+      static_cast<double>(grow) * 1024.0 / static_cast<double>(a.at->seq_len - half.seq_len);
+  std::string out =
+      component.empty()
+          ? "the peak does not grow between half the answer and the answer"
+          : fmt::format("{} grow {:.3f} GiB per 1,024 tokens", component, per_1k / kGiB);
+  out += fmt::format(
+      " (seq_len {} → {}: the peak {} → {} on {}); seq_len {} needs {}, the limit "
+      "is {}",
+      half.seq_len, a.at->seq_len, gib(half.device_bytes), gib(a.at->device_bytes),
+      a.at->peak_stage, a.next->seq_len, gib(a.next->device_bytes), gib(a.limit_bytes));
   if (a.next->host_over) out += "; the offloaded rows pass the node's RAM";
   return out;
 }
@@ -254,12 +252,12 @@ void settle(const FitRequest& r, FitAnswer& a, Probe probe, int64_t last,
     const FitPoint& first = *a.next;
     a.bounded_by = "nothing";
     a.limiting = first.invalid.empty()
-                     ? fmt::format("nothing fits: {} needs {} on {}, the {} has {} usable (limit {} "
-                                   "with {:g}% headroom); largest parts: {}",
-                                   value_words(r.question, value_of(first.value)),
-                                   gib(first.device_bytes), first.peak_stage, r.gpu.name,
-                                   gib(r.gpu.usable_bytes), gib(a.limit_bytes), a.headroom * 100,
-                                   largest_parts(first))
+                     ? fmt::format(
+                           "nothing fits: {} needs {} on {}, the {} has {} usable (limit {} "
+                           "with {:g}% headroom); largest parts: {}",
+                           value_words(r.question, value_of(first.value)), gib(first.device_bytes),
+                           first.peak_stage, r.gpu.name, gib(r.gpu.usable_bytes),
+                           gib(a.limit_bytes), a.headroom * 100, largest_parts(first))
                      : fmt::format("nothing fits: {} is no valid scenario: {}",
                                    value_words(r.question, value_of(first.value)), first.invalid);
     if (first.host_over)
@@ -276,8 +274,8 @@ void settle(const FitRequest& r, FitAnswer& a, Probe probe, int64_t last,
                              value_words(r.question, value_of(a.next->value)), a.next->invalid);
   } else {
     a.bounded_by = "memory";
-    a.limiting = growth_words(r.question, a, *a.at, *a.next, value_of(a.at->value),
-                              value_of(a.next->value));
+    a.limiting =
+        growth_words(r.question, a, *a.at, *a.next, value_of(a.at->value), value_of(a.next->value));
   }
   // The points say the question's value (the global batch, not its microbatches).
   if (a.at) a.at->value = value_of(a.at->value);
@@ -412,8 +410,9 @@ Result<FitAnswer> global_batch_answer(const FitRequest& r, FitAnswer a, bool cap
       a.scenario = scenario_json(q, sat);
       const std::string why =
           q.base.parallel.pp == 1
-              ? std::string("without a pipeline, gradient accumulation runs the microbatches one "
-                            "after another")
+              ? std::string(
+                    "without a pipeline, gradient accumulation runs the microbatches one "
+                    "after another")
               : fmt::format("the {} schedule keeps {} in flight on {}",
                             schedule_name(q.base.parallel.schedule), sat.in_flight_microbatches,
                             sat.peak_stage);
@@ -422,9 +421,10 @@ Result<FitAnswer> global_batch_answer(const FitRequest& r, FitAnswer a, bool cap
           "stays at {} ({}), so any multiple of micro-batch {} × dp {} = {} sequences from {} on "
           "fits through more gradient accumulation; give --up-to for a cap",
           from, from == 1 ? "" : "es", gib(sat.device_bytes), why, mb, dp, mb * dp, a.value);
-      a.limiting = fmt::format("micro-batch {} is the largest that fits; the global batch grows "
-                               "with the accumulation steps for free",
-                               mb);
+      a.limiting = fmt::format("{}; the global batch grows with the accumulation steps for free",
+                               r.micro_batch_fixed
+                                   ? fmt::format("at micro-batch {} (given)", mb)
+                                   : fmt::format("micro-batch {} is the largest that fits", mb));
       a.at = std::move(sat);
       a.at->value = a.value;
       return a;
@@ -437,8 +437,10 @@ Result<FitAnswer> global_batch_answer(const FitRequest& r, FitAnswer a, bool cap
     }
   }
   if (!best) {
-    if (!first_miss) return Error{"up_to", std::to_string(a.up_to),
-                                  fmt::format("at least micro-batch × dp = {}", r.base.training.micro_batch * dp), ""};
+    if (!first_miss)
+      return Error{"up_to", std::to_string(a.up_to),
+                   fmt::format("at least micro-batch × dp = {}", r.base.training.micro_batch * dp),
+                   ""};
     Probe none;
     none.above = std::move(first_miss);
     const int64_t mb = none.above->micro_batch;
@@ -449,8 +451,8 @@ Result<FitAnswer> global_batch_answer(const FitRequest& r, FitAnswer a, bool cap
   a.microbatches = best->below->value;
   a.step = best_mb * dp;
   settle(r, a, std::move(*best), best_last, [&](int64_t m) { return best_mb * dp * m; });
-  a.note = fmt::format("micro-batch {} × dp {} × {} microbatches per step", best_mb, dp,
-                       a.microbatches);
+  a.note =
+      fmt::format("micro-batch {} × dp {} × {} microbatches per step", best_mb, dp, a.microbatches);
   if (r.micro_batch_fixed)
     a.note += " (the micro-batch given)";
   else
@@ -480,8 +482,14 @@ FitPoint fit_point(const FitRequest& request, int64_t value) {
 Result<FitAnswer> fit(const FitRequest& r) {
   const auto start = std::chrono::steady_clock::now();
   if (auto e = check_request(r)) return *e;
-  if (r.question != FitQuestion::kGpus)
-    if (auto e = validate_scenario(r.base)) return *e;
+  if (r.question != FitQuestion::kGpus) {
+    // The sequence-length question checks the layout at its first step, not at the base's
+    // sequence length, which it replaces.
+    Scenario first = r.base;
+    if (r.question == FitQuestion::kSeqLen)
+      first.training.seq_len = seq_len_step(r.base.parallel, r.seq_multiple);
+    if (auto e = validate_scenario(first)) return *e;
+  }
   FitAnswer a;
   a.question = r.question;
   a.model = r.base.model.name;

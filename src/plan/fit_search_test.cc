@@ -65,19 +65,26 @@ std::vector<int64_t> range(int64_t first, int64_t last, int64_t step = 1) {
   return out;
 }
 
-// Layouts of an 8B model on a 40 GiB card, small enough for the answers to be small.
+// Layouts of an 8B model on an 80 GiB card, each schedule and sharding kind.
 std::vector<json> layouts() {
-  const json base = {{"model", "Llama-3.1-8B"}, {"gpu_memory_gib", 40}, {"seq_len", 4096}};
+  const json base = {{"model", "Llama-3.1-8B"}, {"gpu_memory_gib", 80}, {"seq_len", 4096}};
   std::vector<json> out;
   out.push_back(base);
-  out.back().update({{"dp", 8}, {"zero", 3}});
+  out.back().update({{"dp", 8}, {"zero", 3}, {"recompute", "full"}});
   out.push_back(base);
-  out.back().update({{"tp", 2}, {"pp", 2}, {"dp", 2}, {"schedule", "1f1b"}});
+  out.back().update({{"tp", 2}, {"pp", 2}, {"dp", 2}, {"schedule", "1f1b"}, {"zero", 1}});
   out.push_back(base);
-  out.back().update({{"tp", 2}, {"sequence_parallel", true}, {"pp", 2}, {"vpp", 2},
-                     {"schedule", "interleaved"}, {"dp", 2}, {"distributed_optimizer", true}});
+  out.back().update({{"tp", 2},
+                     {"sequence_parallel", true},
+                     {"pp", 2},
+                     {"vpp", 2},
+                     {"schedule", "interleaved"},
+                     {"dp", 2},
+                     {"distributed_optimizer", true},
+                     {"recompute", "full"}});
   out.push_back(base);
-  out.back().update({{"pp", 4}, {"schedule", "gpipe"}, {"dp", 2}, {"zero", 1}});
+  out.back().update(
+      {{"tp", 2}, {"pp", 4}, {"schedule", "gpipe"}, {"dp", 1}, {"recompute", "full"}});
   out.push_back(base);
   out.back().update({{"cp", 2}, {"dp", 4}, {"fsdp", "full_shard"}, {"recompute", "selective"}});
   return out;
@@ -97,6 +104,8 @@ TEST(FitSearch, LargestMicroBatchEqualsBruteForce) {
                         [&](json& s, int64_t v) { s["global_batch"] = v * dp * m; });
     EXPECT_EQ(a.fits ? a.value : 0, want) << layout.dump();
     EXPECT_GT(want, 0) << layout.dump();
+    EXPECT_LT(want, 24) << layout.dump();  // memory ends it, not the cap
+    EXPECT_EQ(a.bounded_by, "memory");
     EXPECT_LT(a.evaluated, 16) << layout.dump();
     if (a.bounded_by == "memory") {
       ASSERT_TRUE(a.next.has_value());
@@ -115,14 +124,18 @@ TEST(FitSearch, LargestSeqLenEqualsBruteForceOnTheLayoutsStep) {
     q.erase("seq_len");
     q["question"] = "seq_len";
     q["seq_multiple"] = 1024;
-    q["up_to"] = 65536;
+    q["up_to"] = 131072;
     const FitAnswer a = answer_of(q);
     EXPECT_EQ(a.step % 1024, 0);
     const int64_t want =
-        largest_by_scan(layout, "seq_len", range(a.step, 65536, a.step), a.limit_bytes);
+        largest_by_scan(layout, "seq_len", range(a.step, 131072, a.step), a.limit_bytes);
     EXPECT_EQ(a.fits ? a.value : 0, want) << layout.dump();
+    EXPECT_GT(want, 0) << layout.dump();
+    EXPECT_LT(want, 131072) << layout.dump();
     EXPECT_LT(a.evaluated, 20);
-    if (a.fits) EXPECT_EQ(peak_of(a.scenario), a.at->device_bytes);
+    if (a.fits) {
+      EXPECT_EQ(peak_of(a.scenario), a.at->device_bytes);
+    }
   }
 }
 
@@ -145,9 +158,9 @@ TEST(FitSearch, GlobalBatchUnderGPipeIsBoundedByMemory) {
   const FitAnswer a = answer_of(q);
   ASSERT_TRUE(a.fits);
   EXPECT_EQ(a.bounded_by, "memory");
-  const int64_t per = 2 * 2;  // micro-batch × dp
-  const int64_t want = largest_by_scan(layout, "global_batch", range(per, 64 * per, per),
-                                       a.limit_bytes);
+  const int64_t per = 2 * layout["dp"].get<int64_t>();  // micro-batch × dp
+  const int64_t want =
+      largest_by_scan(layout, "global_batch", range(per, 64 * per, per), a.limit_bytes);
   EXPECT_EQ(a.value, want);
   EXPECT_EQ(a.step, per);
   EXPECT_EQ(a.next->value, a.value + per);
@@ -187,8 +200,8 @@ TEST(FitSearch, GlobalBatchUnder1F1BIsNotBoundedByMemory) {
 }
 
 TEST(FitSearch, NothingFitsSaysWhatTheSmallestNeeds) {
-  const FitAnswer a = answer_of(
-      {{"model", "Llama-3.1-70B"}, {"gpu", "h100-80gb"}, {"question", "micro_batch"}});
+  const FitAnswer a =
+      answer_of({{"model", "Llama-3.1-70B"}, {"gpu", "h100-80gb"}, {"question", "micro_batch"}});
   EXPECT_FALSE(a.fits);
   EXPECT_EQ(a.bounded_by, "nothing");
   ASSERT_TRUE(a.next.has_value());
@@ -205,7 +218,7 @@ TEST(FitSearch, SmallestGpuCountEqualsAScanOfThePlanner) {
   // An 8B model on 8 GiB cards needs about three nodes: the probe (8, 16, 32) and the scan
   // between (24) both matter.
   const json base = {{"model", "Llama-3.1-8B"}, {"gpu_memory_gib", 8}, {"seq_len", 2048},
-                     {"global_batch", 96},         {"threads", 1},       {"offload_search", "never"}};
+                     {"global_batch", 96},      {"threads", 1},        {"offload_search", "never"}};
   json q = base;
   q["question"] = "gpus";
   const FitAnswer a = answer_of(q);

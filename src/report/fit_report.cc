@@ -45,27 +45,28 @@ const char* question_words(FitQuestion q) {
 }  // namespace
 
 json fit_to_json(const FitAnswer& a) {
-  json out = {{"question", fit_question_name(a.question)},
-              {"model", a.model},
-              {"gpu", {{"id", a.gpu.id}, {"name", a.gpu.name}, {"usable_bytes", a.gpu.usable_bytes}}},
-              {"headroom", a.headroom},
-              {"limit_bytes", a.limit_bytes},
-              {"fits", a.fits},
-              {"value", a.fits ? json(a.value) : json(nullptr)},
-              {"unbounded", a.bounded_by == "schedule"},
-              {"step", a.step},
-              {"up_to", a.up_to},
-              {"bounded_by", a.bounded_by},
-              {"at", point_json(a.at)},
-              {"next", point_json(a.next)},
-              {"miss_bytes", a.next && a.next->invalid.empty() ? json(a.miss_bytes) : json(nullptr)},
-              {"limiting", a.limiting},
-              {"note", a.note},
-              {"evaluated", a.evaluated},
-              {"seconds", a.seconds},
-              {"scenario", a.scenario.is_null() ? json(nullptr) : a.scenario},
-              {"micro_batch", a.micro_batch},
-              {"microbatches", a.microbatches}};
+  json out = {
+      {"question", fit_question_name(a.question)},
+      {"model", a.model},
+      {"gpu", {{"id", a.gpu.id}, {"name", a.gpu.name}, {"usable_bytes", a.gpu.usable_bytes}}},
+      {"headroom", a.headroom},
+      {"limit_bytes", a.limit_bytes},
+      {"fits", a.fits},
+      {"value", a.fits ? json(a.value) : json(nullptr)},
+      {"unbounded", a.bounded_by == "schedule"},
+      {"step", a.step},
+      {"up_to", a.up_to},
+      {"bounded_by", a.bounded_by},
+      {"at", point_json(a.at)},
+      {"next", point_json(a.next)},
+      {"miss_bytes", a.next && a.next->invalid.empty() ? json(a.miss_bytes) : json(nullptr)},
+      {"limiting", a.limiting},
+      {"note", a.note},
+      {"evaluated", a.evaluated},
+      {"seconds", a.seconds},
+      {"scenario", a.scenario.is_null() ? json(nullptr) : a.scenario},
+      {"micro_batch", a.micro_batch},
+      {"microbatches", a.microbatches}};
   if (a.question == FitQuestion::kGpus) {
     json counts = json::array();
     for (const FitCount& c : a.counts)
@@ -92,8 +93,8 @@ json fit_to_json(const FitAnswer& a) {
 }
 
 std::string render_fit(const FitAnswer& a) {
-  std::string out = fmt::format("vramplan fit · {} · {} · {}\n", question_words(a.question),
-                                a.model, a.gpu.name);
+  std::string out =
+      fmt::format("vramplan fit · {} · {} · {}\n", question_words(a.question), a.model, a.gpu.name);
   out += fmt::format("limit: {:.1f} GiB per GPU ({:.1f} GiB usable less {:.0f}% headroom)\n\n",
                      a.limit_bytes / kGiB, a.gpu.usable_bytes / kGiB, a.headroom * 100);
   const char* name = fit_question_name(a.question);
@@ -113,10 +114,11 @@ std::string render_fit(const FitAnswer& a) {
     out += fmt::format("  peak at the answer:  {:.2f} GiB on {}\n", a.at->device_bytes / kGiB,
                        a.at->peak_stage);
   if (a.next && a.next->invalid.empty())
-    out += fmt::format("  {} = {} does not fit:  {:.2f} GiB on {}, {} over the limit\n", name,
-                       a.next->value, a.next->device_bytes / kGiB, a.next->peak_stage,
-                       a.miss_bytes < kGiB / 100 ? fmt::format("{:.2f} MiB", a.miss_bytes / 1048576.0)
-                                                 : fmt::format("{:.2f} GiB", a.miss_bytes / kGiB));
+    out += fmt::format(
+        "  {} = {} does not fit:  {:.2f} GiB{}, {} over the limit\n", name, a.next->value,
+        a.next->device_bytes / kGiB, a.next->peak_stage.empty() ? "" : " on " + a.next->peak_stage,
+        a.miss_bytes < kGiB / 100 ? fmt::format("{:.2f} MiB", a.miss_bytes / 1048576.0)
+                                  : fmt::format("{:.2f} GiB", a.miss_bytes / kGiB));
   out += "\nWhy: " + a.limiting + "\n";
   if (!a.note.empty()) out += "Note: " + a.note + "\n";
   if (a.question == FitQuestion::kGpus && !a.counts.empty()) {
@@ -127,11 +129,12 @@ std::string render_fit(const FitAnswer& a) {
                          c.reason.empty() ? c.layout : c.reason);
   }
   out += fmt::format("\n{} {} in {:.3f} s (up to {}, on multiples of {})\n", a.evaluated,
-                     a.question == FitQuestion::kGpus ? "planner searches" : "estimates",
-                     a.seconds, a.up_to, a.step);
+                     a.question == FitQuestion::kGpus ? "planner searches" : "estimates", a.seconds,
+                     a.up_to, a.step);
   if (!a.scenario.is_null())
-    out += "The answer's settings: --format json, key \"scenario\" (for vramplan estimate "
-           "--scenario)\n";
+    out +=
+        "The answer's settings: --format json, key \"scenario\" (for vramplan estimate "
+        "--scenario)\n";
   return out;
 }
 

@@ -92,8 +92,9 @@ Response handle_fit(const Request& request) {
 Response handle_fit_options(const Request& request) {
   static const json options = {
       {"options", option_list_json(fit_options())},
-      {"plan_options", "every key of GET /api/plan/options: headroom for every question, the "
-                       "rest for question gpus"},
+      {"plan_options",
+       "every key of GET /api/plan/options: headroom for every question, the "
+       "rest for question gpus"},
       {"scenario_options", "every key of GET /api/options"},
       {"limits", {{"max_gpus", kMaxPlanGpus}, {"max_threads", kMaxPlanThreads}}}};
   return json_response(options, 200, wants_pretty(request));

@@ -75,10 +75,10 @@ struct FitPoint {
 struct FitCount {
   int64_t gpus = 0;
   bool fits = false;
-  int64_t layouts = 0;           // layouts the planner decided
-  std::string layout;            // the best that fits, or the closest miss
-  int64_t device_bytes = 0;      // its peak
-  std::string reason;            // when the planner had no layout at all at this count
+  int64_t layouts = 0;       // layouts the planner decided
+  std::string layout;        // the best that fits, or the closest miss
+  int64_t device_bytes = 0;  // its peak
+  std::string reason;        // when the planner had no layout at all at this count
 };
 
 struct FitAnswer {

@@ -222,7 +222,11 @@ class FitPage {
     const miss = missText(a);
     replace(
       this.answer,
-      el('h3', { id: 'fit-headline' }, headline(a)),
+      el(
+        'h3',
+        { id: 'fit-headline', 'data-value': a.value === null ? '' : String(a.value) },
+        headline(a),
+      ),
       el(
         'dl',
         { class: 'fit-details' },
@@ -235,10 +239,19 @@ class FitPage {
         a.at
           ? [
               el('dt', {}, 'Peak at the answer'),
-              el('dd', { id: 'fit-peak' }, `${gib(a.at.device_bytes)} on ${a.at.peak_stage}`),
+              el(
+                'dd',
+                { id: 'fit-peak', 'data-bytes': String(a.at.device_bytes) },
+                `${gib(a.at.device_bytes)} on ${a.at.peak_stage}`,
+              ),
             ]
           : [],
-        miss ? [el('dt', {}, 'Next'), el('dd', { id: 'fit-next' }, miss)] : [],
+        miss && a.next
+          ? [
+              el('dt', {}, 'Next'),
+              el('dd', { id: 'fit-next', 'data-bytes': String(a.next.device_bytes) }, miss),
+            ]
+          : [],
         el('dt', {}, 'Why'),
         el('dd', { id: 'fit-why' }, a.limiting),
         a.note ? [el('dt', {}, 'Note'), el('dd', { id: 'fit-note' }, a.note)] : [],
