@@ -40,6 +40,13 @@ const DEFAULTS: Record<string, string> = {
   dp: '8',
 };
 
+/** The inputs that always hold a value: a link without them gets the default. */
+const REQUIRED = new Set(['question', 'model', 'gpu']);
+
+function hasOption(select: HTMLSelectElement, value: string): boolean {
+  return Array.from(select.options).some((o) => o.value === value);
+}
+
 class FitPage {
   private readonly inputs = new Map<string, HTMLInputElement | HTMLSelectElement>();
   private readonly answer = el('div', { id: 'fit-answer' });
@@ -161,14 +168,20 @@ class FitPage {
     );
   }
 
-  /** A shared link's settings, else the defaults. */
+  /** A shared link's settings (the question, model and GPU defaulted), else the defaults. */
   private load(initial: Scenario): void {
     const given = Object.keys(initial).length > 0;
     for (const [key, input] of this.inputs) {
       const value = given ? initial[key] : DEFAULTS[key];
-      input.value = value === undefined ? (DEFAULTS[key] ?? '') : String(value);
-      if (input instanceof HTMLSelectElement && input.value === '' && given && initial[key])
-        input.append(el('option', { value: String(initial[key]) }, String(initial[key])));
+      const text =
+        value === undefined || value === null
+          ? REQUIRED.has(key)
+            ? DEFAULTS[key]
+            : ''
+          : String(value);
+      if (input instanceof HTMLSelectElement && text !== '' && !hasOption(input, text))
+        input.append(el('option', { value: text }, text));
+      input.value = text;
     }
     this.syncSearched();
   }
