@@ -1,5 +1,5 @@
 // Speed of the "what fits" questions (docs/fit.md): each question for Llama-3.1-8B on 8 H100s
-// (dp 8, ZeRO-1, seq 8192) and Llama-3.1-70B on 64 H100s (tp 8, sp, pp 2, dp 4, distributed
+// (dp 8, ZeRO-3, full recomputation, seq 8192) and Llama-3.1-70B on 64 H100s (tp 8, sp, pp 2, dp 4, distributed
 // optimizer, seq 8192), and the smallest GPU count for each at seq 32768. Counters:
 //   estimates   estimates computed by one answer (GPU count: planner searches)
 //   layouts     GPU count: layouts the planner decided over every count tried
@@ -27,7 +27,7 @@ json llama8b(const char* question) {
     s.update({{"seq_len", 32768}, {"global_batch", 256}});
     return s;
   }
-  s.update({{"dp", 8}, {"zero", 1}});
+  s.update({{"dp", 8}, {"zero", 3}, {"recompute", "full"}});
   if (std::string(question) != "seq_len") s["seq_len"] = 8192;
   return s;
 }

@@ -340,11 +340,18 @@ Result<FitAnswer> seq_len_answer(const FitRequest& r, FitAnswer a) {
 // The smallest microbatch count from which the peak no longer grows: the peak at `last` is
 // reached from there on (the schedule's in-flight limit).
 int64_t saturation(const std::function<FitPoint(int64_t)>& at, int64_t last, const FitPoint& top) {
-  int64_t lo = 0, hi = last;  // peak(lo) < peak(last) (lo = 0: none yet), peak(hi) == peak(last)
+  auto same = [&](const FitPoint& p) {
+    return p.device_bytes == top.device_bytes && p.host_bytes == top.host_bytes;
+  };
+  // peak(lo) < peak(last) (lo = 0: none yet), peak(hi) == peak(last): probe 1, 2, 4, ... first.
+  int64_t lo = 0, hi = 1;
+  while (hi < last && !same(at(hi))) {
+    lo = hi;
+    hi = std::min(last, hi * 2);
+  }
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
-    const FitPoint p = at(mid);
-    if (p.device_bytes == top.device_bytes && p.host_bytes == top.host_bytes)
+    if (same(at(mid)))
       hi = mid;
     else
       lo = mid;
@@ -391,7 +398,14 @@ Result<FitAnswer> global_batch_answer(const FitRequest& r, FitAnswer a, bool cap
       ++a.evaluated;
       return evaluate(q, scenario_at(q, m, 0), m);
     };
-    Probe probe = largest(last, at);
+    // Everything up to the cap fits when the cap does (the peak never falls): one estimate
+    // instead of a probe to the largest global batch the estimate takes.
+    Probe probe;
+    FitPoint top = at(last);
+    if (top.fits)
+      probe.below = std::move(top);
+    else
+      probe = largest(last, at);
     if (!probe.below) {
       if (!first_miss) first_miss = probe.above;
       continue;
