@@ -1,6 +1,6 @@
 // Speed of the "what fits" questions (docs/fit.md): each question for Llama-3.1-8B on 8 H100s
-// (dp 8, ZeRO-3, full recomputation, seq 8192) and Llama-3.1-70B on 64 H100s (tp 8, sp, pp 2, dp 4, distributed
-// optimizer, seq 8192), and the smallest GPU count for each at seq 32768. Counters:
+// (dp 8, ZeRO-3, full recomputation, seq 8192) and Llama-3.1-70B on 64 H100s (tp 8, sp, pp 2, dp 4,
+// distributed optimizer, seq 8192), and the smallest GPU count for each at seq 32768. Counters:
 //   estimates   estimates computed by one answer (GPU count: planner searches)
 //   layouts     GPU count: layouts the planner decided over every count tried
 //   value       the answer
