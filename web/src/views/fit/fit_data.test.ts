@@ -76,7 +76,7 @@ describe('answer words', () => {
     );
   });
   it('says by how much the next value misses', () => {
-    expect(missText(ANSWER)).toBe('7 does not fit: 78.00 GiB, 1.00 GiB over the limit');
+    expect(missText(ANSWER)).toBe('micro-batch 7 does not fit: 78.00 GiB, 1.00 GiB over the limit');
     expect(missText({ ...ANSWER, next: null })).toBeNull();
   });
 });

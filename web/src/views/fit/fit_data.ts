@@ -135,10 +135,11 @@ export function headline(a: FitAnswer): string {
   return `Largest ${NAMES[a.question]} that fits: ${a.value}`;
 }
 
-/** "next, 7 does not fit: 73.02 GiB, 1.10 GiB over the limit" (null when there is none). */
+/** "micro-batch 7 does not fit: 73.02 GiB, 1.10 GiB over the limit" (null when there is none). */
 export function missText(a: FitAnswer): string | null {
   if (!a.next || a.next.invalid !== '' || a.miss_bytes === null) return null;
-  const which = a.question === 'gpus' ? `${a.next.value} GPUs` : `${a.next.value}`;
+  const which =
+    a.question === 'gpus' ? `${a.next.value} GPUs` : `${NAMES[a.question]} ${a.next.value}`;
   return `${which} does not fit: ${gib(a.next.device_bytes)}, ${gib(a.miss_bytes)} over the limit`;
 }
 

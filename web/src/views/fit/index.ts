@@ -222,7 +222,7 @@ class FitPage {
     }
     this.error.hidden = true;
     const a = outcome.value.value;
-    this.status.textContent = `${a.evaluated} ${a.question === 'gpus' ? 'planner searches' : 'estimates'} in ${a.seconds.toFixed(3)} s`;
+    this.status.textContent = `${a.evaluated} ${a.question === 'gpus' ? 'planner searches' : 'estimates'} in ${(a.seconds * 1000).toFixed(1)} ms`;
     this.show(a);
   }
 
