@@ -70,14 +70,15 @@ void add_fit_command(CLI::App& app, std::function<int()>* run) {
     if (std::string(o.key) == "question") continue;
     add_setting_flag(*cmd, o, setting_help(o), fit_title(o), *args, setting_type_name(o.kind));
   }
-  add_setting_flags(*cmd, plan_options(), *args, {fit_title, [](const OptionSpec& o) {
-                      const std::string key = o.key;
-                      if (key == "offload_search")
-                        return setting_help(o, false) +
-                               " (default here: never; offload is another answer to how few GPUs)";
-                      if (key == "top") return setting_help(o) + " (in the JSON's plan)";
-                      return setting_help(o);
-                    }});
+  add_setting_flags(*cmd, plan_options(), *args,
+                    {fit_title, [](const OptionSpec& o) {
+                       const std::string key = o.key;
+                       if (key == "offload_search")
+                         return setting_help(o, false) +
+                                " (default here: never; offload is another answer to how few GPUs)";
+                       if (key == "top") return setting_help(o) + " (in the JSON's plan)";
+                       return setting_help(o);
+                     }});
   add_setting_flags(*cmd, scenario_options(), *args, {fit_title, {}});
   cmd->callback([run, args] { *run = [args] { return run_fit(*args); }; });
 }

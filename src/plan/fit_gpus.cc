@@ -13,6 +13,9 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
 
+// " on stage 1 of 4": the planner names the peak stage of the candidates it reports only.
+std::string on_stage(const std::string& stage) { return stage.empty() ? "" : " on " + stage; }
+
 FitPoint point_of(const PlanCandidate& c, int64_t gpus, bool fits, const Scenario& base) {
   FitPoint p;
   p.value = gpus;
@@ -113,10 +116,10 @@ Result<FitAnswer> fit_gpu_count(const FitRequest& r, FitAnswer a) {
       a.next = point_of(miss, last_miss->count.gpus, false, r.plan.base);
       a.miss_bytes = miss.device_bytes - a.limit_bytes;
       a.limiting = fmt::format(
-          "nothing fits up to {} GPUs: on {} GPUs the closest layout ({}) needs {} on {}, the "
-          "limit is {}",
+          "nothing fits up to {} GPUs: on {} GPUs the closest layout ({}) needs {}{}, the limit "
+          "is {}",
           cap, last_miss->count.gpus, layout_name(miss.layout), gib(miss.device_bytes),
-          miss.peak_stage, gib(a.limit_bytes));
+          on_stage(miss.peak_stage), gib(a.limit_bytes));
     } else {
       a.limiting = fmt::format("nothing fits up to {} GPUs", cap);
     }
