@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   accessibilityViolations,
+  openPage,
   page,
+  PHONE,
   postApi,
   screenshot,
   server,
@@ -103,4 +105,18 @@ test('a bad cap shows the core’s error naming it', async () => {
   await page.locator('#fit-error').waitFor();
   assert.match(await page.locator('#fit-error').textContent(), /up_to = 0/);
   assert.equal(await page.locator('#fit-headline').count(), 0);
+});
+
+test('the what-fits view works on a phone', async () => {
+  const phone = await openPage(
+    `${server.url}?${query({ ...MICRO_BATCH, question: 'gpus', global_batch: '256' })}`,
+    PHONE,
+  );
+  await phone.waitForFunction(() => document.querySelector('#fit-counts tbody tr'));
+  const overflow = await phone.evaluate(
+    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  );
+  assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+  await screenshot(phone, 'fit-view-phone');
+  await phone.close();
 });
