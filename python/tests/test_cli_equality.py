@@ -108,3 +108,19 @@ def test_emit_equals_cli(cli):
     assert done.returncode == 0, done.stderr
     assert answer.config == done.stdout
     assert answer.format == formats[0]
+
+
+def test_fit_equals_cli(cli, tmp_path):
+    # "seconds" is a clock; the rest is the CLI's JSON.
+    settings = {"model": "Llama-3.1-8B", "dp": 8, "zero": 3, "recompute": "full", "seq_len": 8192}
+    done = cli("fit", "micro-batch", "--format", "json", scenario=settings, tmp=tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected = json.loads(done.stdout)
+    answer = vramplan.fit("micro_batch", **settings).to_dict()
+    assert answer.pop("seconds") >= 0
+    expected.pop("seconds")
+    assert answer == expected
+    assert answer["fits"] and answer["value"] >= 1
+    with pytest.raises(vramplan.Error) as error:
+        vramplan.fit("micro_batch", model="Llama-3.1-8B", micro_batch=2)
+    assert error.value.field == "micro_batch"

@@ -128,6 +128,20 @@ def plan(**settings):
     return _call(_core.plan, _settings(settings))
 
 
+def fit(question, **settings):
+    """What fits, found by search: ``vramplan fit QUESTION --format json`` (docs/fit.md).
+
+    ``question`` is ``"micro_batch"``, ``"seq_len"``, ``"global_batch"`` (the largest that fits
+    the layout given) or ``"gpus"`` (the smallest GPU count with a layout that fits; the
+    planner's settings apply). Nothing fitting is an answer (``fits`` False), not an error.
+
+    >>> vramplan.fit("micro_batch", model="Llama-3.1-8B", dp=8, zero=3).value  # doctest: +SKIP
+    """
+    body = _settings(settings)
+    body["question"] = question
+    return _call(_core.fit, body)
+
+
 def roofline(gpu_catalog=None, **settings):
     """The roofline of one layer's operations and the step-time model on the chosen GPU:
     ``vramplan roofline --format json``, the cluster keys (``gpus_per_node``,

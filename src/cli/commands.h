@@ -28,6 +28,7 @@ void add_serve_command(CLI::App& app, std::function<int()>* run);
 void add_roofline_command(CLI::App& app, std::function<int()>* run);
 void add_plan_command(CLI::App& app, std::function<int()>* run);
 void add_quick_command(CLI::App& app, std::function<int()>* run);
+void add_fit_command(CLI::App& app, std::function<int()>* run);
 
 // `vramplan validate --throughput [--calibrate]` (validate_throughput.cc).
 int run_validate_throughput(const std::string& format, bool rows, bool check, bool calibrate);

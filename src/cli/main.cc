@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   vramplan::cli::add_roofline_command(app, &run);
   vramplan::cli::add_plan_command(app, &run);
   vramplan::cli::add_quick_command(app, &run);
+  vramplan::cli::add_fit_command(app, &run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

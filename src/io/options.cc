@@ -478,6 +478,21 @@ constexpr OptionSpec kRooflineOptions[] = {
      "the node's NVMe bandwidth, GB/s (DeepSpeed's ds_nvme_tune measures it): NVMe offload", ""},
 };
 
+// The "what fits" questions (docs/fit.md), beside the scenario and planner keys: `fit` and
+// POST /api/fit.
+constexpr OptionSpec kFitOptions[] = {
+    {"question", K::kChoice, "fit", "",
+     "what to find: the largest micro_batch, seq_len or global_batch that fits the layout, or "
+     "the smallest number of gpus with a layout that fits",
+     "micro_batch, seq_len, global_batch, gpus"},
+    {"up_to", K::kInteger, "fit", "the largest the estimate takes (GPUs: 16384)",
+     "the largest value to consider (a cap: micro-batch, tokens, sequences or GPUs)", ""},
+    {"seq_multiple", K::kInteger, "fit", "1",
+     "seq_len answers are multiples of this (and of 2·cp with context parallelism, tp·cp with "
+     "sequence parallelism)",
+     ""},
+};
+
 struct GroupTitle {
   std::string_view group, title;
 };
@@ -494,6 +509,7 @@ constexpr GroupTitle kGroupTitles[] = {{"input", "Input and output"},
                                        {"hardware", "GPU"},
                                        {"overheads", "Memory beyond tensors"},
                                        {"plan", "Planner"},
+                                       {"fit", "What fits"},
                                        {"quick", "Quick calculator"}};
 
 }  // namespace
@@ -501,6 +517,7 @@ constexpr GroupTitle kGroupTitles[] = {{"input", "Input and output"},
 std::span<const OptionSpec> scenario_options() { return kOptions; }
 std::span<const OptionSpec> inference_options() { return serving_settings(); }
 std::span<const OptionSpec> plan_options() { return kPlanOptions; }
+std::span<const OptionSpec> fit_options() { return kFitOptions; }
 std::span<const OptionSpec> quick_options() { return kQuickOptions; }
 std::span<const OptionSpec> roofline_options() { return kRooflineOptions; }
 std::span<const OptionSpec> estimate_output_options() { return kEstimateOutputOptions; }

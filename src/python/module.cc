@@ -21,6 +21,7 @@
 #include "vramplan/interop/emit.h"
 #include "vramplan/interop/import.h"
 #include "vramplan/io/estimate_request.h"
+#include "vramplan/io/fit_settings.h"
 #include "vramplan/io/inference_request.h"
 #include "vramplan/io/plan_settings.h"
 #include "vramplan/io/quick_settings.h"
@@ -31,6 +32,7 @@
 #include "vramplan/perf/step_time.h"
 #include "vramplan/plan/planner.h"
 #include "vramplan/report/catalog_json.h"
+#include "vramplan/report/fit_report.h"
 #include "vramplan/report/plan_emit.h"
 #include "vramplan/report/plan_report.h"
 #include "vramplan/report/quick_report.h"
@@ -244,6 +246,16 @@ Answer plan(const std::string& text) {
                     .dump()};
 }
 
+// `vramplan fit --format json` (the settings hold "question"): the same reader and writer as the
+// CLI and POST /api/fit.
+Answer fit(const std::string& text) {
+  Result<json> parsed = parse_settings(text);
+  if (!parsed) return failed(parsed.error());
+  Result<FitAnswer> answer = fit_from_settings(*parsed, read_file);
+  if (!answer) return failed(answer.error());
+  return {true, fit_to_json(*answer).dump()};
+}
+
 // `vramplan roofline --format json`: the same pipeline and writer as the CLI and POST
 // /api/roofline (the cluster keys gpus_per_node, intra_node_gbps, inter_node_gbps included).
 // "gpu_catalog" (the CLI's --gpu-catalog; not a scenario key) is a catalog's JSON text used
@@ -382,6 +394,7 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("infer", [](const std::string& s) { return vp::released(vp::infer, s); });
   m.def("plan", [](const std::string& s) { return vp::released(vp::plan, s); });
+  m.def("fit", [](const std::string& s) { return vp::released(vp::fit, s); });
   m.def("roofline", [](const std::string& s) { return vp::released(vp::roofline, s); });
   m.def("models", [] { return vramplan::presets_json().dump(); });
   m.def("gpus", [] { return vramplan::gpus_json().dump(); });

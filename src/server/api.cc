@@ -29,6 +29,8 @@ constexpr Route kApiRoutes[] = {
     {"POST", "/api/roofline", handle_roofline},
     {"POST", "/api/quick", handle_quick},
     {"GET", "/api/quick/options", handle_quick_options},
+    {"POST", "/api/fit", handle_fit},
+    {"GET", "/api/fit/options", handle_fit_options},
 };
 
 // "/a/b/" -> "/a/b": a trailing slash names the same resource.

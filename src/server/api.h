@@ -16,6 +16,8 @@
 //   GET  /api/quick/options    the quick calculator's settings and its examples
 //   POST /api/roofline         scenario settings + cluster in, `vramplan roofline --format json`
 //                              out
+//   POST /api/fit              a "what fits" question in, `vramplan fit --format json` out
+//   GET  /api/fit/options      the fit questions' own settings (fit.cc)
 //   GET  /api/hub/{org}/{name}[@revision]
 //                              a Hub model's config.json, commit, checkpoint and notes
 // "emit": "<format>" in /api/estimate, /api/infer and /api/plan answers {"config", "format"}
@@ -116,5 +118,7 @@ Response handle_infer_options(const Request& request);
 Response handle_infer(const Request& request);
 Response handle_hub_model(const Request& request);
 Response handle_roofline(const Request& request);  // roofline_handler.cc
+Response handle_fit(const Request& request);       // fit.cc
+Response handle_fit_options(const Request& request);
 
 }  // namespace vramplan::server

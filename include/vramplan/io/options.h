@@ -29,6 +29,9 @@ std::span<const OptionSpec> inference_options();
 // The planner's own settings beside the scenario keys: gpus_per_node, max_tp, headroom, top,
 // threads (group "plan"; gpus is a scenario key the planner requires).
 std::span<const OptionSpec> plan_options();
+// The "what fits" questions' settings beside the scenario and planner keys: question, up_to,
+// seq_multiple (group "fit"; `fit`, POST /api/fit, docs/fit.md).
+std::span<const OptionSpec> fit_options();
 // The quick calculator's settings (`quick`, POST /api/quick; docs/quick.md).
 std::span<const OptionSpec> quick_options();
 // The roofline's cluster beside the scenario keys: gpus_per_node, intra_node_gbps,

@@ -1,5 +1,6 @@
 // Every view of the app, in the order of the navigation.
 
+import { fitView } from './fit';
 import { inferenceView } from './inference';
 import { planView } from './plan';
 import { quickView } from './quick';
@@ -7,4 +8,11 @@ import { rooflineView } from './roofline';
 import { trainingView } from './training';
 import type { View } from './view';
 
-export const VIEWS: View[] = [trainingView, inferenceView, planView, rooflineView, quickView];
+export const VIEWS: View[] = [
+  trainingView,
+  inferenceView,
+  planView,
+  fitView,
+  rooflineView,
+  quickView,
+];
