@@ -84,7 +84,7 @@ Term vision_profile(const InferenceScenario& s, const ServingRank& rank, Wide pr
   // vLLM (v1/worker/gpu_model_runner.py profile_run, multimodal/budget.py): as many images as
   // the encoder budget max(max_num_batched_tokens, one image's tokens) holds, at most the
   // per-request limit × max_num_seqs, encoded in one batch.
-  const int64_t per_image = std::max<int64_t>(t->lm_tokens, t->cross_tokens);
+  const int64_t per_image = std::max<int64_t>({t->lm_tokens, t->cross_tokens, 1});
   const int64_t budget = std::max(s.max_num_batched_tokens, per_image);
   const Wide items = std::min<Wide>(std::max<int64_t>(1, budget / per_image),
                                     Wide{s.images.count} * s.max_num_seqs);
