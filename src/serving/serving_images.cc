@@ -49,11 +49,11 @@ std::optional<Error> check_serving_images(const InferenceScenario& s, int64_t co
   Result<ImageTokens> t = image_tokens(v, w, h, false, "image_size");
   if (!t.ok()) return t.error();
   if (Wide{images.count} * t->lm_tokens > context)
-    return Error{"images", std::to_string(images.count),
-                 fmt::format("at most {} images of {}×{} px in a {}-token context",
-                             context / t->lm_tokens, w, h, context),
-                 fmt::format("each image takes {} tokens of the context ({})", t->lm_tokens,
-                             t->formula)};
+    return Error{
+        "images", std::to_string(images.count),
+        fmt::format("at most {} images of {}×{} px in a {}-token context", context / t->lm_tokens,
+                    w, h, context),
+        fmt::format("each image takes {} tokens of the context ({})", t->lm_tokens, t->formula)};
   return std::nullopt;
 }
 
@@ -124,7 +124,8 @@ std::string serving_images_note(const InferenceScenario& s) {
     note += fmt::format("{} cross-attention tokens each, cached per sequence", t->cross_tokens);
   else
     note += fmt::format("{} tokens each within the context", t->lm_tokens);
-  note += " (" + t->formula + "); vLLM's profile run encodes the processor's largest image "
+  note += " (" + t->formula +
+          "); vLLM's profile run encodes the processor's largest image "
           "unless --mm-processor-kwargs bounds it: give that size as --image-size to see its "
           "reservation";
   return note;

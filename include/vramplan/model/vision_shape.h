@@ -13,12 +13,12 @@ namespace vramplan {
 
 // How the processor sizes an image (each follows the transformers image processor named):
 enum class ImageTiling {
-  kNone,        // no tower read: --images is refused
-  kFixed,       // resized to image_size² (Gemma3ImageProcessor: SigLIP at 896 px)
-  kPixtral,     // longest edge capped at image_size, both sides to multiples of patch·merge
-  kSmartResize, // Qwen2-VL's smart_resize: multiples of patch·merge within [min, max] pixels
-  kTiles,       // Llama 4 / mllama: a grid of image_size² tiles, at most max_tiles of them
-  kAnyRes,      // LLaVA-NeXT: a base image plus the crops of the best grid pinpoint
+  kNone,         // no tower read: --images is refused
+  kFixed,        // resized to image_size² (Gemma3ImageProcessor: SigLIP at 896 px)
+  kPixtral,      // longest edge capped at image_size, both sides to multiples of patch·merge
+  kSmartResize,  // Qwen2-VL's smart_resize: multiples of patch·merge within [min, max] pixels
+  kTiles,        // Llama 4 / mllama: a grid of image_size² tiles, at most max_tiles of them
+  kAnyRes,       // LLaVA-NeXT: a base image plus the crops of the best grid pinpoint
 };
 
 struct VisionShape {
@@ -34,23 +34,23 @@ struct VisionShape {
   bool rms_norm = false;    // Pixtral, Qwen2.5-VL: RMSNorm; the others LayerNorm
   int64_t text_hidden = 0;  // the language model's width the projector writes
 
-  int64_t patch = 0;       // pixels per patch side
-  int64_t image_size = 0;  // kFixed/kTiles: side of the image or tile; kPixtral: longest edge
-  int64_t merge = 1;       // patches per side merged into one language-model token
-  bool class_token = false;        // one more encoder token per tile or crop (CLIP, mllama)
-  int64_t pad_encoder_to = 1;      // mllama pads each tile's tokens to a multiple of 8
-  int64_t fixed_lm_tokens = 0;     // kFixed: tokens per image after pooling (Gemma 3: 256)
-  int64_t marker_tokens = 0;       // start/end markers around each image's tokens
-  int64_t max_tiles = 0;           // kTiles: most tiles in the grid
-  bool global_tile = false;        // Llama 4: a whole-image tile beside a grid of 2+ tiles
-  bool separator_tokens = false;   // Llama 4: a separator after each tile of the grid
-  bool pad_to_max_tiles = false;   // mllama: the processor pads every image to max_tiles
+  int64_t patch = 0;            // pixels per patch side
+  int64_t image_size = 0;       // kFixed/kTiles: side of the image or tile; kPixtral: longest edge
+  int64_t merge = 1;            // patches per side merged into one language-model token
+  bool class_token = false;     // one more encoder token per tile or crop (CLIP, mllama)
+  int64_t pad_encoder_to = 1;   // mllama pads each tile's tokens to a multiple of 8
+  int64_t fixed_lm_tokens = 0;  // kFixed: tokens per image after pooling (Gemma 3: 256)
+  int64_t marker_tokens = 0;    // start/end markers around each image's tokens
+  int64_t max_tiles = 0;        // kTiles: most tiles in the grid
+  bool global_tile = false;     // Llama 4: a whole-image tile beside a grid of 2+ tiles
+  bool separator_tokens = false;  // Llama 4: a separator after each tile of the grid
+  bool pad_to_max_tiles = false;  // mllama: the processor pads every image to max_tiles
   // mllama: the image tokens are the cross-attention layers' keys and values, not part of the
   // sequence (one <|image|> token stands for each image).
   bool cross_attention = false;
-  int64_t min_pixels = 0, max_pixels = 0;             // kSmartResize bounds
+  int64_t min_pixels = 0, max_pixels = 0;              // kSmartResize bounds
   std::vector<std::pair<int64_t, int64_t>> pinpoints;  // kAnyRes grid resolutions (h, w)
-  bool anyres_keeps_cls = false;  // vision_feature_select_strategy "full"
+  bool anyres_keeps_cls = false;                       // vision_feature_select_strategy "full"
 
   bool known() const { return tiling != ImageTiling::kNone; }
 };

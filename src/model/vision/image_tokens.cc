@@ -124,8 +124,8 @@ ImageTokens tiles(const VisionShape& v, int64_t width, int64_t height, bool pad_
   if (pad_tiles && v.pad_to_max_tiles) t.encoder_sequences = v.max_tiles;
   const int64_t tokens = side * side + (v.class_token ? 1 : 0);
   t.encoder_tokens = (tokens + v.pad_encoder_to - 1) / v.pad_encoder_to * v.pad_encoder_to;
-  std::string how = fmt::format("{}: a {}×{} grid of {}² px tiles", v.processor, rows, cols,
-                                v.image_size);
+  std::string how =
+      fmt::format("{}: a {}×{} grid of {}² px tiles", v.processor, rows, cols, v.image_size);
   if (v.cross_attention) {
     t.lm_tokens = v.marker_tokens;
     t.cross_tokens = t.encoder_sequences * tokens;

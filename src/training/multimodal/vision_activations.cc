@@ -32,8 +32,8 @@ bool tower_frozen(const Scenario& s) { return s.finetune.method != FinetuneMetho
 // (plain), or gate, up, SiLU(gate) and their product (gated).
 int64_t encoder_bytes_per_token(const VisionShape& v, DType act) {
   const int64_t b = bytes_of(1, act);
-  const int64_t norm = v.rms_norm ? (4 + b) * v.hidden + 4   // fp32 upcast, normed value, rsqrt
-                                  : b * v.hidden + 8;        // input, fp32 mean and rstd
+  const int64_t norm = v.rms_norm ? (4 + b) * v.hidden + 4  // fp32 upcast, normed value, rsqrt
+                                  : b * v.hidden + 8;       // input, fp32 mean and rstd
   const int64_t mlp = (v.gated_mlp ? 4 : 2) * v.ffn * b;
   return 2 * norm + 7 * v.hidden * b + 4 * v.heads + mlp;
 }
@@ -68,12 +68,11 @@ std::optional<Error> check_images(const Scenario& s) {
   if (!t.ok()) return t.error();
   const Wide in_sequence = Wide{images.count} * t->lm_tokens;
   if (in_sequence > s.training.seq_len)
-    return Error{"images", std::to_string(images.count),
-                 fmt::format("at most {} images of {} in a {}-token sequence",
-                             s.training.seq_len / t->lm_tokens, size_text(images, v),
-                             s.training.seq_len),
-                 fmt::format("each image takes {} tokens of seq_len ({})", t->lm_tokens,
-                             t->formula)};
+    return Error{
+        "images", std::to_string(images.count),
+        fmt::format("at most {} images of {} in a {}-token sequence",
+                    s.training.seq_len / t->lm_tokens, size_text(images, v), s.training.seq_len),
+        fmt::format("each image takes {} tokens of seq_len ({})", t->lm_tokens, t->formula)};
   return std::nullopt;
 }
 
@@ -117,8 +116,7 @@ Term cross_attention_image_kv(const Scenario& s, int64_t cross_layers, bool expl
     term.formula = fmt::format(
         "b {} × {} images × {} image tokens × ({} cross-attention layers × g·d/t {} × (3·B + 4) "
         "+ vision states h {} × B)",
-        s.training.micro_batch, s.images.count, t->cross_tokens, cross_layers, kv_width,
-        m.hidden);
+        s.training.micro_batch, s.images.count, t->cross_tokens, cross_layers, kv_width, m.hidden);
   return term;
 }
 
@@ -126,13 +124,13 @@ std::string images_note(const Scenario& s) {
   const std::optional<ImageTokens> t = scenario_image_tokens(s);
   if (!t) return "";
   const VisionShape& v = s.model.vision;
-  std::string where =
-      t->cross_tokens > 0
-          ? fmt::format("{} cross-attention tokens each (keys and values of every "
-                        "cross-attention layer), {} token each in the sequence",
-                        t->cross_tokens, t->lm_tokens)
-          : fmt::format("{} tokens each, {} of the {}-token sequence", t->lm_tokens,
-                        s.images.count * t->lm_tokens, s.training.seq_len);
+  std::string where = t->cross_tokens > 0
+                          ? fmt::format(
+                                "{} cross-attention tokens each (keys and values of every "
+                                "cross-attention layer), {} token each in the sequence",
+                                t->cross_tokens, t->lm_tokens)
+                          : fmt::format("{} tokens each, {} of the {}-token sequence", t->lm_tokens,
+                                        s.images.count * t->lm_tokens, s.training.seq_len);
   std::string note = fmt::format("{} images of {} per sequence: {} ({})", s.images.count,
                                  size_text(s.images, v), where, t->formula);
   if (tower_frozen(s))
