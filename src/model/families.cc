@@ -83,6 +83,29 @@ const json& gemma3_text_defaults() {
   return kDefaults;
 }
 
+// A wrapper's text_config built by its model_type's config class (LlavaNextConfig passes the
+// dict to CONFIG_MAPPING[text_config.model_type], "llama" when absent): MistralConfig's and
+// LlamaConfig's defaults for the keys a published file leaves out. sliding_window is left out on
+// purpose: an explicit null (no window) must not fall back to Mistral's 4096.
+const json* text_config_defaults(std::string_view text_type) {
+  static const json kMistral = {
+      {"vocab_size", 32000},
+      {"hidden_size", 4096},
+      {"intermediate_size", 14336},
+      {"num_hidden_layers", 32},
+      {"num_attention_heads", 32},
+      {"num_key_value_heads", 8},
+      {"max_position_embeddings", 131072},
+  };
+  static const json kLlama = {
+      {"vocab_size", 32000},     {"hidden_size", 4096},       {"intermediate_size", 11008},
+      {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"max_position_embeddings", 2048},
+  };
+  if (text_type == "mistral") return &kMistral;
+  if (text_type == "llama" || text_type.empty()) return &kLlama;
+  return nullptr;
+}
+
 // transformers' tie_word_embeddings default per family (PretrainedConfig says true; most decoder
 // configs override it to false).
 bool ties_by_default(Family family) {

@@ -52,6 +52,8 @@ Family text_family_of(std::string_view wrapper, std::string_view text_type);
 // Gemma3TextConfig defaults: the multimodal gemma3 files omit every text_config key that equals
 // its default (vocab_size among them), so they must be supplied here.
 const nlohmann::json& gemma3_text_defaults();
+// The defaults of a nested text_config's own config class (mistral, llama), or nullptr.
+const nlohmann::json* text_config_defaults(std::string_view text_type);
 
 // transformers' tie_word_embeddings default per family (PretrainedConfig says true; most decoder
 // configs override it to false).

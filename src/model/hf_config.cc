@@ -125,7 +125,10 @@ std::optional<Error> text_source(const json& root, Family& family, std::string_v
   std::string text_type;
   if (auto t = it->find("model_type"); t != it->end() && t->is_string()) text_type = *t;
   family = text_family_of(type, text_type);
-  if (type == "gemma3") source.defaults = &gemma3_text_defaults();
+  if (type == "gemma3")
+    source.defaults = &gemma3_text_defaults();
+  else if (type == "llava_next")
+    source.defaults = text_config_defaults(text_type);
   return std::nullopt;
 }
 

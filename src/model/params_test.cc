@@ -176,6 +176,11 @@ const std::map<std::string, int64_t>& hand_totals() {
       {"Falcon-H1-7B-Instruct", 7585513568},             // 7.59B
       {"Llama-4-Scout-17B-16E-Instruct", 108641793536},  // 109B
       {"Llama-3.2-11B-Vision-Instruct", 10670220835},    // 10.7B
+      // Mistral-7B-Instruct-v0.2 text (32,064 rows) + CLIP-L/336 and projector 324,491,264.
+      {"llava-v1.6-mistral-7b-hf", 7566747648},  // 7.57B
+      // Qwen3 text (tied, 151,936 rows) + the ViT with its merger and 3 DeepStack mergers
+      // 415,347,712.
+      {"Qwen3-VL-4B-Instruct", 4437815808},  // 4.44B
   };
   return kTotals;
 }
