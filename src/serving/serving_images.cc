@@ -10,16 +10,6 @@
 namespace vramplan {
 namespace {
 
-constexpr int64_t kMaxImages = 1024;  // per request
-constexpr int64_t kDefaultDynamicSide = 1024;
-
-std::pair<int64_t, int64_t> image_size_of(const Images& images, const VisionShape& v) {
-  if (images.width > 0) return {images.width, images.height};
-  const bool own = v.tiling == ImageTiling::kFixed || v.tiling == ImageTiling::kTiles;
-  const int64_t side = own ? v.image_size : kDefaultDynamicSide;
-  return {side, side};
-}
-
 // vLLM counts an image's own tiles (no padding to the most tiles).
 std::optional<ImageTokens> tokens_of(const InferenceScenario& s) {
   if (s.images.count <= 0 || !s.model.vision.known()) return std::nullopt;
@@ -34,27 +24,7 @@ Wide model_bytes(const InferenceScenario& s) { return bits_of(s.weights.base) / 
 }  // namespace
 
 std::optional<Error> check_serving_images(const InferenceScenario& s, int64_t context) {
-  const Images& images = s.images;
-  if (images.count < 0 || images.count > kMaxImages)
-    return Error{"images", std::to_string(images.count),
-                 fmt::format("0 to {} images per request", kMaxImages), ""};
-  if (images.count == 0) return std::nullopt;
-  const VisionShape& v = s.model.vision;
-  if (!v.known())
-    return Error{"images", std::to_string(images.count), "0 for this model",
-                 (s.model.model_type.empty() ? std::string("the model")
-                                             : "model_type " + s.model.model_type) +
-                     " has no vision tower vramplan reads (docs/models.md lists those it does)"};
-  const auto [w, h] = image_size_of(images, v);
-  Result<ImageTokens> t = image_tokens(v, w, h, false, "image_size");
-  if (!t.ok()) return t.error();
-  if (Wide{images.count} * t->lm_tokens > context)
-    return Error{
-        "images", std::to_string(images.count),
-        fmt::format("at most {} images of {}×{} px in a {}-token context", context / t->lm_tokens,
-                    w, h, context),
-        fmt::format("each image takes {} tokens of the context ({})", t->lm_tokens, t->formula)};
-  return std::nullopt;
+  return check_images(s.model, s.images, /*pad_tiles=*/false, context, "context", "request");
 }
 
 Term cross_attention_kv_per_sequence(const InferenceScenario& s, const ServingRank& rank,

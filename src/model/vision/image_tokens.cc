@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "base/term.h"
+
 namespace vramplan {
 namespace {
 
@@ -223,6 +225,41 @@ Result<ImageTokens> image_tokens(const VisionShape& v, int64_t width, int64_t he
   }
   return Error{field, fmt::format("{}x{}", width, height), "a model with a vision tower",
                "vramplan reads no vision tower for this model"};
+}
+
+std::pair<int64_t, int64_t> image_size_of(const Images& images, const VisionShape& v) {
+  constexpr int64_t kDefaultDynamicSide = 1024;
+  if (images.width > 0) return {images.width, images.height};
+  const bool own = v.tiling == ImageTiling::kFixed || v.tiling == ImageTiling::kTiles;
+  const int64_t side = own ? v.image_size : kDefaultDynamicSide;
+  return {side, side};
+}
+
+std::optional<Error> check_images(const ModelConfig& model, const Images& images, bool pad_tiles,
+                                  int64_t budget, const char* budget_name, const char* per) {
+  constexpr int64_t kMaxImages = 1024;
+  if (images.count < 0 || images.count > kMaxImages)
+    return Error{"images", std::to_string(images.count),
+                 fmt::format("0 to {} images per {}", kMaxImages, per), ""};
+  if (images.width < 0 || images.height < 0 || (images.width == 0) != (images.height == 0))
+    return Error{"image_size", fmt::format("{}x{}", images.width, images.height),
+                 "WIDTHxHEIGHT in pixels, such as 1024x768", ""};
+  if (images.count == 0) return std::nullopt;
+  if (!model.vision.known())
+    return Error{
+        "images", std::to_string(images.count), "0 for this model",
+        (model.model_type.empty() ? std::string("the model") : "model_type " + model.model_type) +
+            " has no vision tower vramplan reads (docs/models.md lists those it does)"};
+  const auto [w, h] = image_size_of(images, model.vision);
+  Result<ImageTokens> t = image_tokens(model.vision, w, h, pad_tiles, "image_size");
+  if (!t.ok()) return t.error();
+  if (t->lm_tokens > 0 && Wide{images.count} * t->lm_tokens > budget)
+    return Error{"images", std::to_string(images.count),
+                 fmt::format("at most {} images of {}×{} px in a {}-token {}",
+                             budget / t->lm_tokens, w, h, budget, budget_name),
+                 fmt::format("each image takes {} tokens of the {} ({})", t->lm_tokens, budget_name,
+                             t->formula)};
+  return std::nullopt;
 }
 
 Result<std::pair<int64_t, int64_t>> parse_image_size(const std::string& text,

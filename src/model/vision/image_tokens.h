@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "vramplan/base/error.h"
+#include "vramplan/model/model.h"
 #include "vramplan/model/vision_shape.h"
 
 namespace vramplan {
@@ -25,6 +27,16 @@ struct ImageTokens {
 // Errors name `field` (the image size as the user gave it) for sizes the processor refuses.
 Result<ImageTokens> image_tokens(const VisionShape& vision, int64_t width, int64_t height,
                                  bool pad_tiles, const std::string& field);
+
+// The size the images are taken at (width, height): the one given, else the tower's own input
+// (Gemma 3's fixed size, one tile) or, for processors that take any size, 1024 × 1024.
+std::pair<int64_t, int64_t> image_size_of(const Images& images, const VisionShape& vision);
+
+// images and image_size against the model: 0 to 1,024 images, a tower vramplan reads, a size its
+// processor takes, and images × tokens within the `budget` tokens of a `budget_name` ("sequence",
+// "context"; `per` is "sequence" or "request"). nullopt when they pass.
+std::optional<Error> check_images(const ModelConfig& model, const Images& images, bool pad_tiles,
+                                  int64_t budget, const char* budget_name, const char* per);
 
 // "1024x768" -> {1024, 768}; an Error naming `field` otherwise.
 Result<std::pair<int64_t, int64_t>> parse_image_size(const std::string& text,

@@ -7,17 +7,6 @@
 namespace vramplan {
 namespace {
 
-constexpr int64_t kMaxImages = 1024;  // per sequence
-constexpr int64_t kDefaultDynamicSide = 1024;
-
-// The size an image is taken at: the one given, else the tower's own (see Images).
-std::pair<int64_t, int64_t> image_size_of(const Images& images, const VisionShape& v) {
-  if (images.width > 0) return {images.width, images.height};
-  const bool own = v.tiling == ImageTiling::kFixed || v.tiling == ImageTiling::kTiles;
-  const int64_t side = own ? v.image_size : kDefaultDynamicSide;
-  return {side, side};
-}
-
 std::string size_text(const Images& images, const VisionShape& v) {
   const auto [w, h] = image_size_of(images, v);
   return fmt::format("{}×{} px{}", w, h, images.width > 0 ? "" : " (the default)");
@@ -49,31 +38,8 @@ std::optional<ImageTokens> scenario_image_tokens(const Scenario& s) {
 }
 
 std::optional<Error> check_images(const Scenario& s) {
-  const Images& images = s.images;
-  if (images.count < 0 || images.count > kMaxImages)
-    return Error{"images", std::to_string(images.count),
-                 fmt::format("0 to {} images per sequence", kMaxImages), ""};
-  if (images.width < 0 || images.height < 0 || (images.width == 0) != (images.height == 0))
-    return Error{"image_size", fmt::format("{}x{}", images.width, images.height),
-                 "WIDTHxHEIGHT in pixels, such as 1024x768", ""};
-  if (images.count == 0) return std::nullopt;
-  const VisionShape& v = s.model.vision;
-  if (!v.known())
-    return Error{"images", std::to_string(images.count), "0 for this model",
-                 (s.model.model_type.empty() ? std::string("the model")
-                                             : "model_type " + s.model.model_type) +
-                     " has no vision tower vramplan reads (docs/models.md lists those it does)"};
-  const auto [w, h] = image_size_of(images, v);
-  Result<ImageTokens> t = image_tokens(v, w, h, true, "image_size");
-  if (!t.ok()) return t.error();
-  const Wide in_sequence = Wide{images.count} * t->lm_tokens;
-  if (in_sequence > s.training.seq_len)
-    return Error{
-        "images", std::to_string(images.count),
-        fmt::format("at most {} images of {} in a {}-token sequence",
-                    s.training.seq_len / t->lm_tokens, size_text(images, v), s.training.seq_len),
-        fmt::format("each image takes {} tokens of seq_len ({})", t->lm_tokens, t->formula)};
-  return std::nullopt;
+  return check_images(s.model, s.images, /*pad_tiles=*/true, s.training.seq_len, "sequence",
+                      "sequence");
 }
 
 Term vision_encoder_activations(const Scenario& s, bool explain) {
