@@ -5,8 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <thread>
 
 #include "server/api.h"
@@ -43,34 +41,19 @@ Response gpu_count(const Request& request, FitRequest r) {
   if (!slot && request.client_gone && request.client_gone())
     return error_response({"request", "POST /api/fit", "", "the client went away"}, 499);
   if (!slot) return too_many_searches();
-  const double budget = current_limits().search_seconds;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(budget));
-  std::atomic<bool> timed_out{false}, gone{false};
-  r.plan.should_stop = [&] {
-    if (std::chrono::steady_clock::now() > deadline)
-      timed_out = true;
-    else if (request.client_gone && request.client_gone())
-      gone = true;
-    return timed_out || gone;
-  };
+  SearchWatch watch(request);
+  r.plan.should_stop = watch.should_stop();
   Result<FitAnswer> answer = fit(r);
-  if (gone) {
-    slot->cancelled();
-    return error_response({"request", "POST /api/fit", "", "the client went away"}, 499);
-  }
-  if (timed_out) {
-    slot->timed_out();
-    return error_response(
-        {"search", "gpus",
-         "a search that ends within the server's budget: fix some dimensions (tp, pp, ...), a "
-         "lower up_to, or `vramplan fit gpus` on the command line",
-         fmt::format("the searches ran past this server's budget of {:g} s (vramplan serve "
-                     "--search-seconds)",
-                     budget)},
-        503);
-  }
+  if (std::optional<Response> stopped = watch.interrupted(
+          *slot, "POST /api/fit",
+          Error{
+              "search", "gpus",
+              "a search that ends within the server's budget: fix some dimensions (tp, pp, ...), a "
+              "lower up_to, or `vramplan fit gpus` on the command line",
+              fmt::format("the searches ran past this server's budget of {:g} s (vramplan serve "
+                          "--search-seconds)",
+                          watch.budget_seconds())}))
+    return *stopped;
   if (!answer) return error_response(answer.error());
   return json_response(fit_to_json(*answer), 200, wants_pretty(request));
 }

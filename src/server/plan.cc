@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <optional>
 #include <string>
 #include <thread>
@@ -96,34 +94,18 @@ Response handle_plan(const Request& request) {
   if (!slot && request.client_gone && request.client_gone())
     return error_response({"request", "POST /api/plan", "", "the client went away"}, 499);
   if (!slot) return too_many_searches();
-  const double budget = current_limits().search_seconds;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(budget));
-  std::atomic<bool> timed_out{false}, gone{false};
-  bounded.should_stop = [&] {
-    if (std::chrono::steady_clock::now() > deadline)
-      timed_out = true;
-    else if (request.client_gone && request.client_gone())
-      gone = true;
-    return timed_out || gone;
-  };
+  SearchWatch watch(request);
+  bounded.should_stop = watch.should_stop();
   Result<PlanResult> result = plan(bounded);
-  if (gone) {
-    slot->cancelled();
-    return error_response({"request", "POST /api/plan", "", "the client went away"}, 499);
-  }
-  if (timed_out) {
-    slot->timed_out();
-    return error_response(
-        {"search", fmt::format("{} GPUs", bounded.gpus),
-         "a search that ends within the server's budget: fix some dimensions (tp, pp, ...), "
-         "fewer GPUs, or `vramplan plan` on the command line",
-         fmt::format("the search ran past this server's budget of {:g} s (vramplan serve "
-                     "--search-seconds)",
-                     budget)},
-        503);
-  }
+  if (std::optional<Response> stopped = watch.interrupted(
+          *slot, "POST /api/plan",
+          Error{"search", fmt::format("{} GPUs", bounded.gpus),
+                "a search that ends within the server's budget: fix some dimensions (tp, pp, ...), "
+                "fewer GPUs, or `vramplan plan` on the command line",
+                fmt::format("the search ran past this server's budget of {:g} s (vramplan serve "
+                            "--search-seconds)",
+                            watch.budget_seconds())}))
+    return *stopped;
   if (!result) return error_response(result.error());
   if (*emit) return emit_plan_winner(*result, **emit, wants_pretty(request));
   return json_response(plan_to_json(*result), 200, wants_pretty(request));

@@ -130,4 +130,34 @@ Response too_many_searches() {
   return response;
 }
 
+SearchWatch::SearchWatch(const Request& request)
+    : request_(request),
+      budget_(current_limits().search_seconds),
+      deadline_(std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(budget_))) {}
+
+std::function<bool()> SearchWatch::should_stop() {
+  return [this] {
+    if (std::chrono::steady_clock::now() > deadline_)
+      timed_out_ = true;
+    else if (request_.client_gone && request_.client_gone())
+      gone_ = true;
+    return timed_out_ || gone_;
+  };
+}
+
+std::optional<Response> SearchWatch::interrupted(SearchSlot& slot, const char* endpoint,
+                                                 const Error& timeout) const {
+  if (gone_) {
+    slot.cancelled();
+    return error_response({"request", endpoint, "", "the client went away"}, 499);
+  }
+  if (timed_out_) {
+    slot.timed_out();
+    return error_response(timeout, 503);
+  }
+  return std::nullopt;
+}
+
 }  // namespace vramplan::server

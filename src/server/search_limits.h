@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -64,6 +65,28 @@ class SearchSlot {
   SearchSlot() = default;
   bool held_ = false;
   Outcome outcome_ = Outcome::kCompleted;
+};
+
+// Watches one search from the request that started it: should_stop() turns true past the
+// server's budget or once the client has gone away.
+class SearchWatch {
+ public:
+  explicit SearchWatch(const Request& request);
+  SearchWatch(const SearchWatch&) = delete;
+  SearchWatch& operator=(const SearchWatch&) = delete;
+  // For the search's should_stop hook; it refers to this watch, which must outlive the search.
+  std::function<bool()> should_stop();
+  double budget_seconds() const { return budget_; }
+  // After the search: 499 when the client went away, 503 with `timeout` past the budget (the
+  // slot counts either), nullopt when the search ended by itself.
+  std::optional<Response> interrupted(SearchSlot& slot, const char* endpoint,
+                                      const Error& timeout) const;
+
+ private:
+  const Request& request_;
+  double budget_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::atomic<bool> timed_out_{false}, gone_{false};
 };
 
 // 429 {"error": {"field": "request", ...}} with Retry-After and Connection: close.
