@@ -7,6 +7,7 @@
 
 import '../../styles/plan_space.css';
 import { el } from '../../dom';
+import { axisTitles, svg } from '../../svg_chart';
 import { scenarioToQuery } from '../../scenario';
 import {
   dimensionValues,
@@ -20,23 +21,10 @@ import {
   type SpacePoint,
 } from './space_data';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const WIDTH = 640;
 const HEIGHT = 400;
 const MARGIN = { left: 72, right: 16, top: 16, bottom: 48 };
 const GIB = 2 ** 30;
-
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>,
-  ...children: (SVGElement | string)[]
-): SVGElementTagNameMap[K] {
-  const node = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
-  for (const child of children)
-    node.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
-  return node;
-}
 
 export interface SpaceChartInput {
   space: PlanSpace;
@@ -140,7 +128,7 @@ function drawChart(
     role: 'group',
     'aria-labelledby': 'plan-space-title plan-space-desc',
     id: 'plan-space-chart',
-    class: 'space-chart',
+    class: 'svg-chart space-chart',
   });
   root.appendChild(
     svg(
@@ -181,25 +169,11 @@ function drawChart(
       ),
     );
   }
-  grid.appendChild(
-    svg(
-      'text',
-      { x: MARGIN.left + plotW / 2, y: HEIGHT - 8, 'text-anchor': 'middle', class: 'axis-title' },
-      'Peak device memory per GPU (GiB)',
-    ),
-  );
-  grid.appendChild(
-    svg(
-      'text',
-      {
-        x: 14,
-        y: MARGIN.top + plotH / 2,
-        'text-anchor': 'middle',
-        transform: `rotate(-90 14 ${MARGIN.top + plotH / 2})`,
-        class: 'axis-title',
-      },
-      'Tokens/s per GPU',
-    ),
+  axisTitles(
+    grid,
+    { left: MARGIN.left, top: MARGIN.top, width: plotW, height: plotH, chartHeight: HEIGHT },
+    'Peak device memory per GPU (GiB)',
+    'Tokens/s per GPU',
   );
   root.appendChild(grid);
 

@@ -5,6 +5,7 @@
 // description; the operation table beside it carries the same numbers for screen readers.
 
 import { el } from '../../dom';
+import { axisTitles, svg } from '../../svg_chart';
 import {
   attainable,
   chartRanges,
@@ -20,7 +21,6 @@ import {
   type RooflineAnswer,
 } from './roofline_data';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const WIDTH = 640;
 const HEIGHT = 400;
 const MARGIN = { left: 70, right: 16, top: 16, bottom: 48 };
@@ -30,18 +30,6 @@ export const ROOF_COLORS: Record<string, string> = {
   elementwise: '#8c6d31',
 };
 const BOUND_COLORS = { compute: '#0b5cad', memory: '#c2410c' };
-
-function svg<K extends keyof SVGElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number>,
-  ...children: (SVGElement | string)[]
-): SVGElementTagNameMap[K] {
-  const node = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
-  for (const child of children)
-    node.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
-  return node;
-}
 
 function decadeLabel(v: number): string {
   return siNumber(v);
@@ -65,7 +53,7 @@ export function rooflineChart(answer: RooflineAnswer): HTMLElement {
     role: 'img',
     'aria-labelledby': 'roofline-chart-title roofline-chart-desc',
     id: 'roofline-chart',
-    class: 'roofline-chart',
+    class: 'svg-chart roofline-chart',
   });
   root.appendChild(svg('title', { id: 'roofline-chart-title' }, `Roofline of ${answer.gpu.id}`));
   const memory = placed.filter((r) => r.bound === 'memory').length;
@@ -105,25 +93,11 @@ export function rooflineChart(answer: RooflineAnswer): HTMLElement {
       ),
     );
   }
-  grid.appendChild(
-    svg(
-      'text',
-      { x: MARGIN.left + plotW / 2, y: HEIGHT - 8, 'text-anchor': 'middle', class: 'axis-title' },
-      'Arithmetic intensity (FLOP/byte)',
-    ),
-  );
-  grid.appendChild(
-    svg(
-      'text',
-      {
-        x: 14,
-        y: MARGIN.top + plotH / 2,
-        'text-anchor': 'middle',
-        transform: `rotate(-90 14 ${MARGIN.top + plotH / 2})`,
-        class: 'axis-title',
-      },
-      'Attainable FLOP/s',
-    ),
+  axisTitles(
+    grid,
+    { left: MARGIN.left, top: MARGIN.top, width: plotW, height: plotH, chartHeight: HEIGHT },
+    'Arithmetic intensity (FLOP/byte)',
+    'Attainable FLOP/s',
   );
   root.appendChild(grid);
 
