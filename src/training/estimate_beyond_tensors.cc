@@ -102,8 +102,11 @@ void add_beyond_tensors(const Context& c, const PhaseTotals& phases, StageEstima
                               static_cast<int64_t>(grad_bytes));
     out.add("communication buckets", std::move(t), CountsToward::kAllocated, kSourceBuckets);
   }
+  // The pool grows with what the caching allocator holds: rows on the GPU only, never the
+  // offloaded rows that live in host memory or on NVMe.
   int64_t allocated = 0;
-  for (const Row& r : stage.rows) allocated += r.bytes;
+  for (const Row& r : stage.rows)
+    if (on_gpu(r.counts_toward)) allocated += r.bytes;
   const Overheads& o = c.s.overheads;
   Term pool{static_cast<Wide>(static_cast<double>(allocated) * o.allocator_fraction), ""};
   if (c.explain)

@@ -66,6 +66,25 @@ TEST(Offload, ZeroOffloadMovesStatesToHost) {
   EXPECT_EQ(on_gpu.peak.host_bytes, 0);
 }
 
+// The caching allocator's pool grows with what lives on the GPU: offloaded rows (hundreds of GiB
+// on the host or NVMe for a large model) must not inflate it.
+TEST(Offload, AllocatorPoolCountsOnlyGpuRows) {
+  Scenario s = base();
+  s.parallel.zero = 3;
+  s.offload.optimizer = OffloadTier::kNvme;
+  s.offload.params = OffloadTier::kNvme;
+  const StageEstimate st = run(s).stages[0];
+  int64_t gpu_before_pool = 0;
+  for (const Row& r : st.rows) {
+    if (r.component == "allocator pool overhead") break;
+    if (on_gpu(r.counts_toward)) gpu_before_pool += r.bytes;
+  }
+  ASSERT_GT(st.host_bytes + st.disk_bytes, gpu_before_pool);  // the case that went wrong
+  EXPECT_EQ(
+      bytes(st, "allocator pool overhead"),
+      static_cast<int64_t>(static_cast<double>(gpu_before_pool) * s.overheads.allocator_fraction));
+}
+
 TEST(Offload, HostRowsAddToNoGpuTotal) {
   Scenario s = base();
   s.parallel.zero = 2;
