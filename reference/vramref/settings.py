@@ -152,8 +152,9 @@ def to_settings(sc: Scenario, family: str):
                 in_target = False
         if family in MOE_FAMILIES:
             notes.append(
-                "transformers keeps MoE experts as 3-D parameters, not nn.Linear: LoRA adds no expert"
-                " adapters and QLoRA leaves the experts bf16"
+                "transformers keeps MoE experts as 3-D parameters, not nn.Linear: PEFT wraps them"
+                " (ParamWrapper) only on the types it converts (Mixtral and Qwen2-MoE style),"
+                " elsewhere LoRA adds no expert adapters; QLoRA leaves the experts bf16"
             )
             if sc.method == "qlora":
                 in_target = False  # vramplan's QLoRA quantizes every base weight, experts included

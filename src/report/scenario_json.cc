@@ -160,7 +160,8 @@ json conventions_json(const Scenario& s) {
 // embedding and first layers (MTP modules included, as they train).
 int64_t trainable_parameters(const Scenario& s, const ParamCounts& p) {
   const Finetune& f = s.finetune;
-  if (f.method != FinetuneMethod::kNone) return lora_parameters(s.model, f);
+  if (f.method != FinetuneMethod::kNone)
+    return lora_parameters(s.model, f, s.conventions.model_code);
   int64_t frozen = f.freeze_embeddings ? p.embedding + p.position_embedding : 0;
   for (int64_t i = 0; i < f.freeze_first_layers && i < static_cast<int64_t>(p.layers.size()); ++i)
     frozen += p.layers[static_cast<size_t>(i)].total();

@@ -9,7 +9,7 @@
 #include "base/term.h"
 #include "training/activations.h"
 #include "training/estimate_parts.h"
-#include "training/finetune_rows.h"
+#include "training/finetune/finetune_rows.h"
 #include "training/framework_layouts.h"
 #include "training/model_states.h"
 #include "training/multimodal/vision_activations.h"
@@ -45,6 +45,7 @@ constexpr std::string_view kActivationRows[] = {"activations",
                                                 "logits + loss",
                                                 "MTP activations",
                                                 "adapter activations",
+                                                "merged expert weights",
                                                 "pipeline stage outputs",
                                                 "autocast weight copies",
                                                 kRecomputeReservedRow,
@@ -105,8 +106,12 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
   const bool grads_absent =
       c.s.conventions.lazy_gradients && (microbatches == 1 || unsharded_stage);
   int64_t gpipe_one_microbatch = 0;
+  // LoRA's adapter gradients are created lazily too, as the backward reaches each adapter.
+  const auto is_gradient_row = [](const Row& r) {
+    return r.component == "gradients" || r.component == "adapter gradients";
+  };
   if (grads_absent) {
-    t.forward_backward -= row_bytes(stage, "gradients");
+    t.forward_backward -= row_bytes(stage, "gradients") + row_bytes(stage, "adapter gradients");
   } else if (gpipe_frees_before_gradients(c.s, microbatches)) {
     // GPipe runs every forward before the first backward: the lazily created gradients appear
     // in that backward, which frees one microbatch's activations (torch.distributed.pipelining
@@ -151,7 +156,7 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
     return t;
   }
   if (t.optimizer_step <= t.forward_backward && grads_absent) {
-    std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
+    std::erase_if(stage.rows, is_gradient_row);
   } else if (t.optimizer_step <= t.forward_backward && gpipe_one_microbatch > 0) {
     if (row_bytes(stage, "gradients") <= gpipe_one_microbatch) {
       std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });

@@ -9,7 +9,7 @@
 
 #include "training/activations.h"
 #include "training/estimate_parts.h"
-#include "training/finetune_rows.h"
+#include "training/finetune/finetune_rows.h"
 #include "training/multimodal/vision_activations.h"
 
 namespace vramplan::estimate_parts {

@@ -79,10 +79,16 @@ test('inference: fetching a Hub model shows its commit and estimates it', async 
 });
 
 test('a gated model: the server’s refusal is shown beside the Hub field', async () => {
-  await fetchFromHub('gated-org/gated-llama');
-  await settled(page);
   const refused = await getApi(server.url, '/api/hub/gated-org/gated-llama');
   assert.equal(refused.status, 403);
+  await fetchFromHub('gated-org/gated-llama');
+  // Wait for the refusal itself: right after the click the form may not be pending yet, so a
+  // settled form alone does not mean the answer has arrived.
+  await page.waitForFunction(
+    (message) => document.getElementById('f-model-error')?.textContent === message,
+    refused.body.error.message,
+  );
+  await settled(page);
   assert.equal(await page.locator('#f-model-error').textContent(), refused.body.error.message);
   assert.equal(await page.getAttribute('#f-hub-model', 'aria-invalid'), 'true');
   assert.equal(await page.locator('#infer-device').count(), 0, 'no numbers for a refused model');

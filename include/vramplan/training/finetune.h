@@ -21,9 +21,11 @@ Result<uint32_t> parse_lora_targets(std::string_view text);
 std::string lora_targets_text(uint32_t targets);  // "q,v"
 
 // Adapter parameters of the whole model without parallelism: r·(in + out) per targeted
-// projection per layer (routed experts each get their own). PEFT's LoRA r = 8 on q,v of
-// Llama-2-7B: 32 layers × 2 × 8·(4096 + 4096) = 4,194,304.
-int64_t lora_parameters(const ModelConfig& model, const Finetune& finetune);
+// projection per layer (routed experts each get their own; under transformers' model code PEFT
+// wraps the stacked experts instead, or leaves them out: training/finetune/peft_experts.h).
+// PEFT's LoRA r = 8 on q,v of Llama-2-7B: 32 layers × 2 × 8·(4096 + 4096) = 4,194,304.
+int64_t lora_parameters(const ModelConfig& model, const Finetune& finetune,
+                        ModelCode code = ModelCode::kDefault);
 
 // Whether the fine-tuning settings change anything (a method, or frozen parts).
 bool finetune_active(const Finetune& finetune);

@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "base/text.h"
 #include "training/activations.h"
-#include "training/finetune_rows.h"
+#include "training/finetune/finetune_rows.h"
+#include "training/finetune/peft_experts.h"
 #include "vramplan/model/quantization.h"
 
 namespace vramplan {
@@ -25,6 +27,12 @@ constexpr const char* kSourceFrozen =
     "optimizer state";
 constexpr const char* kSourceDequant =
     "bitsandbytes Linear4bit: the NF4 weight is dequantised to the compute dtype for each matmul";
+constexpr const char* kSourceStackedExperts =
+    "PEFT 0.21 utils/transformers_weight_conversion.py _convert_peft_config_moe (w1/w3 or "
+    "gate_proj/up_proj -> experts.gate_up_proj with rank 2r, w2/down_proj -> experts.down_proj, "
+    "all-linear adds the router gate) and tuners/lora/layer.py ParamWrapper (lora_A in × r·E, "
+    "lora_B r·E × out; _activate_lora folds B·A into the stacked weight with one baddbmm, which "
+    "the experts' matmuls keep for backward)";
 constexpr const char* kSourceAdapterActivations =
     "LoRA keeps x·A (r values per token) for the gradient of B, per targeted projection; PEFT "
     "tuners/lora/layer.py Linear.forward: _cast_input_dtype(x, lora_A.weight.dtype) gives each "
@@ -48,8 +56,15 @@ struct Projection {
   uint32_t target;  // the LoraTarget bits that select it
   Wide in, out;
   Split split;
-  bool expert = false;  // one per routed expert
+  bool expert = false;   // one per routed expert
+  bool stacked = false;  // a ParamWrapper over all experts' stacked weight (peft_experts.h)
+  Wide rank_factor = 1;  // PEFT doubles the rank of the fused gate_up_proj
+  bool router = false;   // the MoE router, which only all-linear selects
 };
+
+bool selected(const Projection& p, uint32_t targets) {
+  return p.router ? targets_all_linear(targets) : (p.target & targets) != 0;
+}
 
 // Checkpoints that store Q|K|V as one matrix (Phi-3's qkv_proj, GPT-2's c_attn) and Phi-3's
 // gate|up as one (gate_up_proj): PEFT attaches one adapter to each fused module, so one lora_A
@@ -70,7 +85,17 @@ void add_mlp(const ModelConfig& m, Wide ffn, bool expert, std::vector<Projection
   out.push_back({kLoraDown, ffn, h, Split::kRow, expert});
 }
 
-std::vector<Projection> projections(const ModelConfig& m, bool moe_layer) {
+// transformers 5 + PEFT: the router and the two stacked expert weights (peft_experts.h).
+void add_stacked_experts(const ModelConfig& m, std::vector<Projection>& out) {
+  const Wide h = m.hidden, f = m.moe.expert_ffn;
+  // The router's wrapper also folds B·A into its (E × h) weight: nothing kept per token.
+  out.push_back(
+      {kLoraGate | kLoraUp, h, m.moe.num_experts, Split::kReplicated, false, true, 1, true});
+  out.push_back({kLoraGate | kLoraUp, h, 2 * f, Split::kColumn, true, true, 2});
+  out.push_back({kLoraDown, f, h, Split::kRow, true, true, 1});
+}
+
+std::vector<Projection> projections(const ModelConfig& m, bool moe_layer, ExpertAdapters experts) {
   std::vector<Projection> p;
   const Wide h = m.hidden, a = m.num_heads;
   if (m.attention == AttentionKind::kMla) {
@@ -104,7 +129,8 @@ std::vector<Projection> projections(const ModelConfig& m, bool moe_layer) {
   }
   if (m.moe.shared_experts > 0)
     add_mlp(m, Wide{m.moe.shared_experts} * m.moe.shared_expert_ffn, false, p);
-  add_mlp(m, m.moe.expert_ffn, true, p);
+  if (experts == ExpertAdapters::kPerExpert) add_mlp(m, m.moe.expert_ffn, true, p);
+  if (experts == ExpertAdapters::kStacked) add_stacked_experts(m, p);
   return p;
 }
 
@@ -114,12 +140,12 @@ bool is_moe_layer(const ModelConfig& m, int64_t id) {
 
 // Adapter parameters of one layer on one GPU: column-parallel layers split B (out × r), row-
 // parallel ones A (r × in); routed experts are spread over `expert_split` ranks.
-Wide layer_adapter_params(const ModelConfig& m, bool moe, const Finetune& f, Wide tp,
-                          Wide expert_split) {
-  const Wide r = f.lora_rank;
+Wide layer_adapter_params(const ModelConfig& m, bool moe, const Finetune& f, ExpertAdapters experts,
+                          Wide tp, Wide expert_split) {
   Wide total = 0;
-  for (const Projection& p : projections(m, moe)) {
-    if ((p.target & f.lora_targets) == 0) continue;
+  for (const Projection& p : projections(m, moe, experts)) {
+    if (!selected(p, f.lora_targets)) continue;
+    const Wide r = Wide{f.lora_rank} * p.rank_factor;
     Wide one = 0;
     switch (p.split) {
       case Split::kColumn:
@@ -137,12 +163,17 @@ Wide layer_adapter_params(const ModelConfig& m, bool moe, const Finetune& f, Wid
   return total;
 }
 
-// Targeted projections a token passes through in one layer (a token visits top_k experts).
-Wide targeted_per_token(const ModelConfig& m, bool moe, uint32_t targets) {
+// Targeted projections a token passes through in one layer (a token visits top_k experts). A
+// stacked ParamWrapper keeps no per-token intermediate: its adapters enter through the weight.
+Wide targeted_per_token(const ModelConfig& m, bool moe, ExpertAdapters experts, uint32_t targets) {
   Wide count = 0;
-  for (const Projection& p : projections(m, moe))
-    if (p.target & targets) count += p.expert ? m.moe.top_k : 1;
+  for (const Projection& p : projections(m, moe, experts))
+    if (selected(p, targets) && !p.stacked) count += p.expert ? m.moe.top_k : 1;
   return count;
+}
+
+ExpertAdapters expert_adapters_of(const Scenario& s) {
+  return expert_adapters(s.model, s.conventions.model_code);
 }
 
 bool uses_lora(const Finetune& f) { return f.method != FinetuneMethod::kNone; }
@@ -279,8 +310,8 @@ Wide rank_adapter_params(const Scenario& s, const RankLayout& rank) {
   Wide total = 0;
   for (int64_t id : rank.layers)
     if (id >= first_trained_layer(s))
-      total += layer_adapter_params(s.model, is_moe_layer(s.model, id), s.finetune, par.tp,
-                                    Wide{par.ep} * par.etp);
+      total += layer_adapter_params(s.model, is_moe_layer(s.model, id), s.finetune,
+                                    expert_adapters_of(s), par.tp, Wide{par.ep} * par.etp);
   return total;
 }
 
@@ -339,10 +370,11 @@ std::string lora_targets_text(uint32_t targets) {
   return out;
 }
 
-int64_t lora_parameters(const ModelConfig& model, const Finetune& finetune) {
+int64_t lora_parameters(const ModelConfig& model, const Finetune& finetune, ModelCode code) {
+  const ExpertAdapters experts = expert_adapters(model, code);
   Wide total = 0;
   for (int64_t id = finetune.freeze_first_layers; id < model.num_layers; ++id)
-    total += layer_adapter_params(model, is_moe_layer(model, id), finetune, 1, 1);
+    total += layer_adapter_params(model, is_moe_layer(model, id), finetune, experts, 1, 1);
   return static_cast<int64_t>(total);
 }
 
@@ -365,6 +397,13 @@ std::optional<Error> validate_finetune(const Scenario& s) {
     return Error{"lora_targets", lora_targets_text(f.lora_targets),
                  "projections the model has: q, k, v, o, up, down",
                  s.model.name + " has a plain MLP without a gate projection"};
+  const uint32_t gate_up = f.lora_targets & (kLoraGate | kLoraUp);
+  if (s.model.is_moe() && expert_adapters_of(s) == ExpertAdapters::kStacked && gate_up != 0 &&
+      gate_up != (kLoraGate | kLoraUp))
+    return Error{"lora_targets", lora_targets_text(f.lora_targets),
+                 "gate and up together (or neither)",
+                 "PEFT refuses one half of the experts' fused gate_up_proj on " + s.model.name +
+                     " under transformers' model code (transformers_weight_conversion.py)"};
   return std::nullopt;
 }
 
@@ -379,10 +418,11 @@ std::vector<FinetuneRow> finetune_model_states(const Scenario& s, const ParamCou
   return rows;
 }
 
-std::vector<FinetuneRow> finetune_activations(const Scenario& s, const RankLayout& rank,
-                                              bool explain) {
+namespace {
+
+FinetuneRow adapter_activations(const Scenario& s, const RankLayout& rank, bool explain) {
   const Finetune& f = s.finetune;
-  if (!uses_lora(f) || s.training.recompute == Recompute::kFull) return {};
+  const ExpertAdapters experts = expert_adapters_of(s);
   Wide per_token = 0;    // adapter intermediates per token over the rank's trained layers
   Wide cast_inputs = 0;  // values per token of the adapters' own input copies
   // With adapters in another dtype than the activations, PEFT casts each adapter's input
@@ -392,10 +432,10 @@ std::vector<FinetuneRow> finetune_activations(const Scenario& s, const RankLayou
   for (int64_t id : rank.layers) {
     if (id < first_trained_layer(s)) continue;
     const bool moe = is_moe_layer(s.model, id);
-    per_token += targeted_per_token(s.model, moe, f.lora_targets);
+    per_token += targeted_per_token(s.model, moe, experts, f.lora_targets);
     if (!cast) continue;
-    for (const Projection& p : projections(s.model, moe))
-      if (p.target & f.lora_targets)
+    for (const Projection& p : projections(s.model, moe, experts))
+      if (selected(p, f.lora_targets) && !p.stacked)
         cast_inputs += (p.expert ? s.model.moe.top_k : 1) *
                        (p.split == Split::kRow ? ceil_div(p.in, tp) : p.in);
   }
@@ -412,8 +452,60 @@ std::vector<FinetuneRow> finetune_activations(const Scenario& s, const RankLayou
             : "",
         static_cast<int64_t>(act),
         vpp > 1 ? fmt::format(" / vpp {}", static_cast<int64_t>(vpp)) : "");
-  return {
-      {"adapter activations", std::move(t), CountsToward::kAllocated, kSourceAdapterActivations}};
+  return {"adapter activations", std::move(t), CountsToward::kAllocated, kSourceAdapterActivations};
+}
+
+// PEFT's ParamWrapper over stacked experts: each forward folds B·A into the experts' weight
+// (W + s·B·A, one baddbmm in the weight's dtype), and the experts' matmuls keep that merged
+// copy for backward, one per trained MoE layer and in-flight microbatch. Under full
+// recomputation only the layer being recomputed holds one.
+std::optional<FinetuneRow> merged_expert_weights(const Scenario& s, const RankLayout& rank,
+                                                 bool explain) {
+  const ModelConfig& m = s.model;
+  const uint32_t targets = s.finetune.lora_targets;
+  if (!m.is_moe() || expert_adapters_of(s) != ExpertAdapters::kStacked) return std::nullopt;
+  const Wide h = m.hidden, f = m.moe.expert_ffn;
+  const Wide per_expert =
+      ((targets & (kLoraGate | kLoraUp)) ? 2 * f * h : 0) + ((targets & kLoraDown) ? f * h : 0);
+  Wide layers = 0;
+  for (int64_t id : rank.layers)
+    if (id >= first_trained_layer(s) && is_moe_layer(m, id)) ++layers;
+  if (per_expert == 0 || layers == 0) return std::nullopt;
+  const Parallelism& par = s.parallel;
+  const Wide local = ceil_div(Wide{m.moe.num_experts}, par.ep);
+  const Wide bytes = bytes_of(1, s.training.param_dtype);
+  const bool full = s.training.recompute == Recompute::kFull;
+  const Wide copies = full ? 1 : Wide{rank.in_flight_chunks} * layers;
+  const Wide vpp = full ? 1 : par.vpp;
+  Term t{copies * local * ceil_div(per_expert, par.etp) * bytes / vpp, ""};
+  if (explain)
+    t.formula =
+        fmt::format("{} × {} experts × {}{} × {} B{}",
+                    full ? std::string("1 recomputed layer")
+                         : fmt::format("{} in-flight microbatches × {} MoE layers",
+                                       static_cast<int64_t>(rank.in_flight_chunks),
+                                       static_cast<int64_t>(layers)),
+                    static_cast<int64_t>(local),
+                    (targets & (kLoraGate | kLoraUp)) && (targets & kLoraDown) ? "3·h·f_e"
+                    : (targets & kLoraDown)                                    ? "h·f_e"
+                                                                               : "2·h·f_e",
+                    par.etp > 1 ? fmt::format(" / etp {}", static_cast<int64_t>(par.etp)) : "",
+                    static_cast<int64_t>(bytes),
+                    vpp > 1 ? fmt::format(" / vpp {}", static_cast<int64_t>(vpp)) : "");
+  return FinetuneRow{"merged expert weights", std::move(t), CountsToward::kAllocated,
+                     kSourceStackedExperts};
+}
+
+}  // namespace
+
+std::vector<FinetuneRow> finetune_activations(const Scenario& s, const RankLayout& rank,
+                                              bool explain) {
+  if (!uses_lora(s.finetune)) return {};
+  std::vector<FinetuneRow> rows;
+  if (s.training.recompute != Recompute::kFull)
+    rows.push_back(adapter_activations(s, rank, explain));
+  if (auto merged = merged_expert_weights(s, rank, explain)) rows.push_back(std::move(*merged));
+  return rows;
 }
 
 int64_t layers_without_backward(const Scenario& s) {
