@@ -282,7 +282,7 @@ void add_dense_mlp(const Scenario& s, const Dims& d, bool frozen, SumBuilder& su
   sum.add("MLP intermediates", expr.c_str(), tensors * d.n * m.ffn * d.bytes / d.t);
 }
 
-void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
+void add_moe(const Scenario& s, const Dims& d, bool frozen_experts, SumBuilder& sum) {
   const ModelConfig& m = s.model;
   const MoeConfig& moe = m.moe;
   const Wide etp = s.parallel.etp;
@@ -291,14 +291,26 @@ void add_moe(const Scenario& s, const Dims& d, SumBuilder& sum) {
   // Dispatched token copies on this GPU: every token goes to k experts; EP balances them over
   // the expert group, expert-TP gathers tokens across its etp ranks.
   const Wide routed = d.n * moe.top_k * etp / d.t_sp;
-  if (d.fp8) {
+  if (frozen_experts && !d.fp8) {
+    // Experts whose weights need no gradient (LoRA without expert adapters, transformers' loop
+    // over experts): linear keeps no input, so neither the dispatched tokens nor the
+    // down-projection's input are kept; the gate, up and activation outputs and the expert
+    // outputs (for the routing weights' gradient) are.
+    sum.add("expert outputs (frozen experts)", "n·k·etp·h·B/t_sp", routed * d.h * d.bytes);
+    const Wide tensors = mlp_intermediate_factor(s) - 1;
+    const std::string expr =
+        fmt::format("{}·n·k·etp·f_e/etp·B/t_sp (frozen experts)", static_cast<int64_t>(tensors));
+    sum.add("expert intermediates", expr.c_str(),
+            tensors * routed * (moe.expert_ffn / etp) * d.bytes);
+  } else if (d.fp8) {
     sum.add("dispatched tokens (fp8) + expert outputs", "n·k·etp·h·(q+B)/t_sp",
             fp8_activation_bytes(routed * d.h, d.recipe) + routed * d.h * d.bytes);
   } else {
     sum.add("dispatched tokens + expert outputs", "2·n·k·etp·h·B/t_sp", 2 * routed * d.h * d.bytes);
   }
-  add_mlp_intermediates(s, d, "expert intermediates", routed * (moe.expert_ffn / etp), 1,
-                        "n·k·etp·f_e/etp", "/t_sp", sum);
+  if (!frozen_experts || d.fp8)
+    add_mlp_intermediates(s, d, "expert intermediates", routed * (moe.expert_ffn / etp), 1,
+                          "n·k·etp·f_e/etp", "/t_sp", sum);
   if (moe.shared_experts > 0) {
     // With fp8 the shared experts' first linear keeps its own cast of the router's input.
     if (d.fp8)
@@ -393,27 +405,11 @@ NormKeeps norm_keeps(const Scenario& s) {
   return {4 + b, 4, "(4+B)"};
 }
 
-bool lora_frozen_base(const Scenario& s) {
-  return s.finetune.method != FinetuneMethod::kNone &&
-         s.conventions.model_code == ModelCode::kTransformers;
-}
-
-bool lora_frozen_layer(const Scenario& s, bool moe_layer) {
-  const std::string& type = s.model.model_type;
-  return lora_frozen_base(s) && !moe_layer && s.model.attention == AttentionKind::kStandard &&
-         type != "gpt2" && type != "phi3";
-}
-
 Wide norm_weight_part(const Scenario& s) {
   if (s.conventions.model_code != ModelCode::kTransformers) return 0;
   if (s.model.norm == NormKind::kLayerNorm) return 0;  // native_layer_norm keeps its input
   if (norm_weight_in_fp32(s.model.model_type)) return 4;
   return bytes_of(1, s.training.activation_dtype);
-}
-
-bool adapter_keeps_input(const Scenario& s, uint32_t projections) {
-  return s.finetune.adapter_dtype == s.training.activation_dtype &&
-         (s.finetune.lora_targets & projections) != 0;
 }
 
 Term lora_first_layer_saving(const Scenario& s, bool explain) {
@@ -538,7 +534,7 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain, LayerMix
   if (s.training.dropout) sum.add("dropout masks", "2·n·h/t_sp", 2 * d.n * d.h / d.t_sp);
   if (!has_mlp) return sum.finish(preamble(s, d));
   if (moe_layer) {
-    add_moe(s, d, sum);
+    add_moe(s, d, lora_frozen_experts(s), sum);
   } else {
     add_dense_mlp(s, d, frozen, sum);
   }

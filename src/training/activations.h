@@ -52,6 +52,10 @@ NormKeeps norm_keeps(const Scenario& s);
 // and LM head. `norm_weight_part`: of NormKeeps::per_value, the bytes the weight's gradient needs.
 bool lora_frozen_base(const Scenario& s);
 bool lora_frozen_layer(const Scenario& s, bool moe_layer);
+// Routed experts LoRA leaves without adapters (finetune/peft_experts.h): their loop keeps
+// neither the dispatched tokens nor the down projection's input. These four predicates live in
+// finetune/lora_frozen.cc.
+bool lora_frozen_experts(const Scenario& s);
 Wide norm_weight_part(const Scenario& s);
 // Whether a frozen linear's input stays saved because an adapter on it keeps that very tensor:
 // adapters in the activation dtype get it uncast (lora_A saves it); in another dtype PEFT's

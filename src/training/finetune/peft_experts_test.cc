@@ -85,6 +85,17 @@ TEST(PeftExperts, MergedExpertWeightsAreKeptPerLayer) {
   EXPECT_EQ(row(attention, "merged expert weights"), -1);
 }
 
+// Experts without adapters need no weight gradient, so transformers' loop over them keeps
+// neither the dispatched tokens nor the down projection's input: per MoE layer, n·k tokens ×
+// (h + f) × 2 B fewer than when all-linear makes the merged weights require a gradient.
+TEST(PeftExperts, FrozenExpertsKeepLess) {
+  const Scenario targeted = resolve(two_layer_lora("Mixtral-8x7B-v0.1"));
+  const Scenario frozen = resolve(two_layer_lora("Mixtral-8x7B-v0.1", "q,v"));
+  const int64_t routed = int64_t{4096} * 2;  // tokens × top-2
+  EXPECT_EQ(row(targeted, "activations") - row(frozen, "activations"),
+            2 * routed * (4096 + 14336) * 2);
+}
+
 // PEFT refuses one half of the fused gate_up_proj (_convert_peft_config_moe).
 TEST(PeftExperts, HalfOfTheFusedGateUpIsRefused) {
   Result<ResolvedScenario> r =

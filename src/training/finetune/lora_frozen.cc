@@ -1,0 +1,34 @@
+// What a LoRA base frozen by PEFT under transformers' model code saves for backward: the
+// predicates activations.cc asks (declared in activations.h; docs/frameworks.md).
+#include <string>
+
+#include "training/activations.h"
+#include "training/finetune/peft_experts.h"
+
+namespace vramplan {
+
+bool lora_frozen_base(const Scenario& s) {
+  return s.finetune.method != FinetuneMethod::kNone &&
+         s.conventions.model_code == ModelCode::kTransformers;
+}
+
+bool lora_frozen_layer(const Scenario& s, bool moe_layer) {
+  const std::string& type = s.model.model_type;
+  return lora_frozen_base(s) && !moe_layer && s.model.attention == AttentionKind::kStandard &&
+         type != "gpt2" && type != "phi3";
+}
+
+bool lora_frozen_experts(const Scenario& s) {
+  if (!lora_frozen_base(s)) return false;
+  const ExpertAdapters experts = expert_adapters(s.model, s.conventions.model_code);
+  return experts == ExpertAdapters::kNone ||
+         (experts == ExpertAdapters::kStacked &&
+          (s.finetune.lora_targets & (kLoraGate | kLoraUp | kLoraDown)) == 0);
+}
+
+bool adapter_keeps_input(const Scenario& s, uint32_t projections) {
+  return s.finetune.adapter_dtype == s.training.activation_dtype &&
+         (s.finetune.lora_targets & projections) != 0;
+}
+
+}  // namespace vramplan
