@@ -307,11 +307,12 @@ void frozen_base_rows(const Scenario& s, const GpuParams& base, const Sharding& 
 
 Wide rank_adapter_params(const Scenario& s, const RankLayout& rank) {
   const Parallelism& par = s.parallel;
+  const ExpertAdapters experts = expert_adapters_of(s);  // once, not per layer
   Wide total = 0;
   for (int64_t id : rank.layers)
     if (id >= first_trained_layer(s))
-      total += layer_adapter_params(s.model, is_moe_layer(s.model, id), s.finetune,
-                                    expert_adapters_of(s), par.tp, Wide{par.ep} * par.etp);
+      total += layer_adapter_params(s.model, is_moe_layer(s.model, id), s.finetune, experts, par.tp,
+                                    Wide{par.ep} * par.etp);
   return total;
 }
 
