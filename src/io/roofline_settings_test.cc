@@ -66,6 +66,10 @@ TEST(RooflineSettings, AnUnknownKeyListsTheClusterKeysAmongTheAccepted) {
   EXPECT_EQ(r.error().field, "gpn");
   EXPECT_NE(r.error().accepted.find("inter_node_gbps"), std::string::npos);
   EXPECT_NE(r.error().accepted.find("seq_len"), std::string::npos);
+  // Found by fuzzing: an empty key is still named.
+  Result<SettingsRoofline> empty = roofline_settings({{"", "OLMo-2-1124-7B"}}, nullptr);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().field, "\"\"");
 }
 
 TEST(RooflineSettings, JsonIsTheRooflineReportWithTheWarnings) {

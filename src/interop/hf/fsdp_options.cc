@@ -62,7 +62,11 @@ std::optional<Error> read_reshard(const std::string& key, const json& v, ImportB
 std::optional<Error> read_entry(DocKeys& keys, const std::string& path, const std::string& name,
                                 ImportBuilder& out, FsdpFacts& facts) {
   const std::string key = keys.shown(path);
-  const json& v = *keys.take(path);
+  // A key with a dot in its name has no dotted path to it: no FSDP option is named so, and the
+  // unread key is listed as ignored with the rest.
+  const json* found = keys.take(path);
+  if (found == nullptr) return std::nullopt;
+  const json& v = *found;
   if (v.is_null()) return out.ignore(key, "null", "not set"), std::nullopt;
   const std::string text = value_text(v);
   if (name == "sharding_strategy") return read_strategy(key, v, out, facts);

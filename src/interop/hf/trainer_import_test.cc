@@ -162,5 +162,17 @@ TEST(AccelerateImport, ErrorsNameTheKey) {
   EXPECT_EQ(twice.error().field, "mixed_precision");
 }
 
+TEST(AccelerateImport, AKeyWithADotIsListedNotRead) {
+  // Found by fuzzing: an FSDP key whose name holds a dot has no dotted path to look it up by.
+  Result<Imported> i = import_config(
+      "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_sharding_strategy: "
+      "FULL_SHARD\n  fsdp_from_multi_gpu.yaml: 1\n");
+  ASSERT_TRUE(i.ok()) << i.error().message();
+  EXPECT_EQ(i->settings["fsdp"], "full_shard");
+  bool listed = false;
+  for (const auto& row : i->ignored) listed |= row.key.find("multi_gpu.yaml") != std::string::npos;
+  EXPECT_TRUE(listed);
+}
+
 }  // namespace
 }  // namespace vramplan
