@@ -212,9 +212,12 @@ def reference_section(report, peers=None):
         "(reference/README.md, data/measurements/README.md). Each row's settings go through "
         "the same reader as the CLI; the measured rank's stage is compared on peak allocated "
         "(tensors only: vramplan's GEMM workspaces are not tensors and are left out), on each "
-        "phase's peak, and on the categories at the peak. A category's error is in % of the "
-        "measured peak (a category may be 0 at the peak: gradients before the first one "
-        "exists).",
+        "phase's peak, and on the categories at the peak. The categories are vramplan's rows "
+        "of the phase the reference peaked in (`estimate` with `RowsAt`), also where "
+        "vramplan's own largest phase is another: two phases often peak within a percent, and "
+        "the rows of different moments are not comparable; which phase peaks is scored by the "
+        "two phase rows. A category's error is in % of the measured peak (a category may be 0 "
+        "at the peak: gradients before the first one exists).",
         "",
         f"{len(rows)} rows compared, {len(skipped)} out of target (listed under "
         "Skipped rows with the reference's reason).",

@@ -87,8 +87,8 @@ void erase_outside_step(const Context& c, StageEstimate& stage) {
 // With lazily allocated gradients and one microbatch per step, no gradient exists yet when the
 // activations peak at the start of the backward; the backward then frees activations as it
 // creates gradients, so both are counted in full only at the optimizer step.
-PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstimate& stage,
-                              StageBuilder& out) {
+PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, RowsAt rows_at,
+                              StageEstimate& stage, StageBuilder& out) {
   PhaseTotals t;
   int64_t activations = 0;
   for (const Row& r : stage.rows) {
@@ -147,7 +147,10 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
   // gone. It can be the step's peak when many microbatches keep large logits.
   const int64_t kept = row_bytes(stage, kKeptOutputsRow);
   const int64_t merged = kept > 0 ? t.optimizer_step - temporaries - grad_copy + kept : 0;
-  if (merged > t.forward_backward && merged >= t.optimizer_step) {
+  const bool optimizer_shown = rows_at == RowsAt::kPeak
+                                   ? std::max(merged, t.forward_backward) < t.optimizer_step
+                                   : rows_at == RowsAt::kOptimizerStep;
+  if (merged > t.forward_backward && !optimizer_shown) {
     t.forward_backward = merged;
     erase_outside_step(c, stage);
     Term copy{kept, c.explain ? fmt::format("torch.cat of the kept outputs ({})", short_bytes(kept))
@@ -155,9 +158,9 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
     out.add(kMergedOutputsRow, std::move(copy), CountsToward::kAllocated, kSourceMergedOutputs);
     return t;
   }
-  if (t.optimizer_step <= t.forward_backward && grads_absent) {
+  if (!optimizer_shown && grads_absent) {
     std::erase_if(stage.rows, is_gradient_row);
-  } else if (t.optimizer_step <= t.forward_backward && gpipe_one_microbatch > 0) {
+  } else if (!optimizer_shown && gpipe_one_microbatch > 0) {
     if (row_bytes(stage, "gradients") <= gpipe_one_microbatch) {
       std::erase_if(stage.rows, [](const Row& r) { return r.component == "gradients"; });
     } else {  // the first microbatch's activations are gone, its rows first to last
@@ -167,7 +170,7 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, StageEstim
           left -= out.shrink(name, left, "less one microbatch freed by GPipe's first backward");
     }
   }
-  if (t.optimizer_step > t.forward_backward) {
+  if (optimizer_shown) {
     erase_outside_step(c, stage);
     Term temp{temporaries, !c.explain ? ""
                            : adafactor
@@ -376,7 +379,7 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
       overflow = true;
       break;
     }
-    const PhaseTotals phases = settle_peak_phase(c, est.microbatches, stage, out);
+    const PhaseTotals phases = settle_peak_phase(c, est.microbatches, options.rows_at, stage, out);
     const size_t before_beyond = stage.rows.size();
     add_beyond_tensors(c, phases, stage, out);
     if (out.overflow()) {

@@ -370,5 +370,40 @@ TEST(Estimate, GPipeWithLazyGradientsFreesOneMicrobatchBeforeTheGradientsExist) 
   EXPECT_EQ(one_f_one_b.allocated_bytes, run(s).stages.front().allocated_bytes);
 }
 
+int64_t phase_bytes(const StageEstimate& st, const std::string& name) {
+  for (const Phase& p : st.phases)
+    if (p.name == name) return p.allocated_bytes;
+  return -1;
+}
+
+TEST(Estimate, RowsAtAPhaseShowThatPhasesBreakdown) {
+  // Llama-3.1-8B on one GPU with lazily created gradients peaks at the optimizer step at 128
+  // tokens; asked for the
+  // forward/backward, the rows are that phase's: activations and no optimizer temporaries, their
+  // sum the phase's total. Every phase's total is the same whichever rows are shown.
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.conventions.lazy_gradients = true;
+  s.training.seq_len = 128;
+  const Estimate peak = run(s);
+  ASSERT_EQ(peak.stages[0].peak_phase, "optimizer step");
+  Result<Estimate> fb = estimate(s, {.explain = false, .rows_at = RowsAt::kForwardBackward});
+  ASSERT_TRUE(fb.ok());
+  const StageEstimate& st = fb->stages[0];
+  EXPECT_EQ(st.peak_phase, "forward/backward");
+  EXPECT_GT(row(st, "activations"), 0);
+  EXPECT_EQ(row(st, "optimizer step temporaries"), 0);
+  EXPECT_EQ(st.allocated_bytes, phase_bytes(st, "forward/backward"));
+  for (const char* phase : {"forward/backward", "optimizer step", "first step forward/backward"})
+    EXPECT_EQ(phase_bytes(st, phase), phase_bytes(peak.stages[0], phase)) << phase;
+  // And the optimizer step asked for where the forward/backward peaks (a long sequence).
+  s.training.seq_len = 131072;
+  ASSERT_EQ(run(s).stages[0].peak_phase, "forward/backward");
+  Result<Estimate> step = estimate(s, {.explain = false, .rows_at = RowsAt::kOptimizerStep});
+  ASSERT_TRUE(step.ok());
+  EXPECT_EQ(step->stages[0].peak_phase, "optimizer step");
+  EXPECT_EQ(row(step->stages[0], "activations"), 0);
+  EXPECT_EQ(step->stages[0].allocated_bytes, phase_bytes(step->stages[0], "optimizer step"));
+}
+
 }  // namespace
 }  // namespace vramplan

@@ -18,13 +18,13 @@ Result<nlohmann::json> embedded_rows_file(const char* path, const char* what) {
   return data;
 }
 
-Result<Estimate> estimate_of_settings(const nlohmann::json& settings) {
+Result<Estimate> estimate_of_settings(const nlohmann::json& settings, RowsAt rows_at) {
   Result<ResolvedScenario> scenario =
       resolve_scenario(settings, [](const std::string& path) -> Result<std::string> {
         return Error{"model", path, "a preset", "validation reads no files"};
       });
   if (!scenario) return scenario.error();
-  return estimate(scenario->scenario, {.explain = false});
+  return estimate(scenario->scenario, {.explain = false, .rows_at = rows_at});
 }
 
 int64_t integer_or(const std::string& text, int64_t fallback) {

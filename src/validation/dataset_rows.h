@@ -32,7 +32,8 @@ Result<nlohmann::json> embedded_rows_file(const char* path, const char* what);
 
 // A row's settings through the same reader as the CLI (presets only: validation reads no files),
 // estimated without formulas.
-Result<Estimate> estimate_of_settings(const nlohmann::json& settings);
+Result<Estimate> estimate_of_settings(const nlohmann::json& settings,
+                                      RowsAt rows_at = RowsAt::kPeak);
 
 // Nearest-rank percentile of sorted values.
 double percentile(const std::vector<double>& sorted, double fraction);

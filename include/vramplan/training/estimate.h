@@ -110,8 +110,19 @@ struct Estimate {
   std::vector<std::string> warnings;
 };
 
+// Which moment of the step a stage's rows describe.
+enum class RowsAt {
+  kPeak,             // the phase with the most allocated tensors (what fits is decided on)
+  kForwardBackward,  // the first microbatch's backward (or the merged outputs after the last)
+  kOptimizerStep,    // the optimizer step: states and temporaries, activations freed
+};
+
 struct EstimateOptions {
   bool explain = true;  // false: skip formula strings (the planner's hot path)
+  // Anything but kPeak shows that phase's rows and totals even where another phase is larger
+  // (the breakdown of a given moment, e.g. to compare with a profiler's snapshot of it);
+  // `phases` still lists every phase's total.
+  RowsAt rows_at = RowsAt::kPeak;
 };
 
 // Validates the scenario (layout, sizes) and estimates per-GPU memory.
