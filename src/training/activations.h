@@ -47,8 +47,8 @@ NormKeeps norm_keeps(const Scenario& s);
 // LoRA's frozen base (docs/frameworks.md, "LoRA: what a frozen base saves"): autograd saves a
 // linear's input only for its weight gradient, and a norm's normalised value only for its
 // weight's, so with every base weight frozen (PEFT) neither is kept unless an adapter keeps the
-// same tensor. Applies to transformers' dense decoder layers with separate projections
-// (standard attention; not GPT-2's or Phi-3's fused Q|K|V, nor MoE layers) and to the final norm
+// same tensor. Applies to transformers' dense decoder layers with standard attention (Phi-3's
+// fused qkv_proj / gate_up_proj included; not GPT-2's Conv1D, nor MoE layers) and to the final norm
 // and LM head. `norm_weight_part`: of NormKeeps::per_value, the bytes the weight's gradient needs.
 bool lora_frozen_base(const Scenario& s);
 bool lora_frozen_layer(const Scenario& s, bool moe_layer);

@@ -217,5 +217,30 @@ TEST(LoraActivations, AFrozenBaseKeepsNoInputsForItsWeights) {
   EXPECT_EQ(row(same, "adapter activations"), tokens * layers * 2 * 16 * 2);
 }
 
+TEST(LoraActivations, PhiThreesFusedProjectionsFollowTheSameRule) {
+  // Phi-3-mini (h 3,072, f 8,192), 2 layers, 4,096 tokens, all-linear fp32 adapters. Its
+  // qkv_proj and gate_up_proj are single frozen linears: per layer and token the QKV and MLP
+  // bf16 inputs (2h B each), the two norms' bf16 normalised values (2h B each) and the down
+  // projection's input (2f B) are not kept, 8h + 2f B as for Llama; the first layer's input norm
+  // keeps nothing (4h + 4 B). Measured with transformers' modeling_phi3.py and PEFT on the
+  // reference (every tensor at the peak).
+  json settings = {{"model", "Phi-3-mini-4k-instruct"},
+                   {"num_layers", 2},
+                   {"seq_len", 4096},
+                   {"micro_batch", 1},
+                   {"param_dtype", "bf16"},
+                   {"grad_dtype", "bf16"},
+                   {"model_code", "transformers"}};
+  const StageEstimate full = stage0(estimate(resolve(settings), {.explain = false}));
+  settings["finetune"] = "lora";
+  settings["lora_rank"] = 16;
+  settings["lora_targets"] = "all-linear";
+  settings["adapter_dtype"] = "fp32";
+  const StageEstimate lora = stage0(estimate(resolve(settings), {.explain = false}));
+  const int64_t tokens = 4096, layers = 2, h = 3072, f = 8192;
+  EXPECT_EQ(row(full, "activations") - row(lora, "activations"),
+            tokens * layers * (8 * h + 2 * f) + tokens * (4 * h + 4));
+}
+
 }  // namespace
 }  // namespace vramplan

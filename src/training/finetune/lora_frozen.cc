@@ -15,7 +15,7 @@ bool lora_frozen_base(const Scenario& s) {
 bool lora_frozen_layer(const Scenario& s, bool moe_layer) {
   const std::string& type = s.model.model_type;
   return lora_frozen_base(s) && !moe_layer && s.model.attention == AttentionKind::kStandard &&
-         type != "gpt2" && type != "phi3";
+         type != "gpt2";
 }
 
 bool lora_frozen_experts(const Scenario& s) {
