@@ -5,101 +5,11 @@
 #include <algorithm>
 #include <string>
 
+#include "training/layers/layer_terms.h"
 #include "vramplan/model/precision.h"
 
 namespace vramplan {
 namespace {
-
-// Accumulates named parts of a sum; renders "label expr (bytes) + ..." when explaining.
-class SumBuilder {
- public:
-  explicit SumBuilder(bool explain) : explain_(explain) {}
-  void add(const char* label, const char* expression, Wide bytes) {
-    total_ += bytes;
-    if (!explain_ || bytes == 0) return;
-    if (!text_.empty()) text_ += " + ";
-    text_ += fmt::format("{} {} ({})", label, expression, short_bytes(bytes));
-  }
-  Term finish(const std::string& preamble) const {
-    Term term{total_, ""};
-    if (explain_) term.formula = preamble + text_ + " = " + short_bytes(total_);
-    return term;
-  }
-
- private:
-  bool explain_;
-  Wide total_ = 0;
-  std::string text_;
-};
-
-// Blockwise (1×128 fp32 tiles) and MXFP8 (E8M0 per 32) scales cost 1/32 B per activation value.
-bool has_block_scales(Fp8Recipe r) { return r == Fp8Recipe::kBlockwise || r == Fp8Recipe::kMxfp8; }
-
-struct Dims {
-  bool fp8;  // linear layers save their inputs in fp8 (Training::fp8)
-  Fp8Recipe recipe;
-  Wide n;  // tokens of a microbatch on this CP rank
-  Wide h;
-  Wide t;               // tensor-parallel degree
-  Wide t_sp;            // divisor of hidden-wide tensors outside the TP region: t with SP, else 1
-  Wide t_in;            // divisor of a column-parallel linear's saved input: t_sp, or 1 when the
-                        // framework saves the all-gathered input (Conventions)
-  Wide bytes;           // activation dtype bytes
-  const char* in_expr;  // "n·h·B/t_sp" or "n·h·B (all-gathered)"
-};
-
-Dims dims_of(const Scenario& s) {
-  const Parallelism& par = s.parallel;
-  const Wide t = par.tp;
-  const Wide t_sp = (par.sequence_parallel && par.tp > 1) ? t : Wide{1};
-  const Wide t_in = column_input_divisor(par, s.conventions);
-  const bool gathered = t_in != t_sp;
-  return Dims{s.training.fp8 != Fp8Recipe::kNone,
-              s.training.fp8,
-              tokens_per_rank(s),
-              s.model.hidden,
-              t,
-              t_sp,
-              t_in,
-              bytes_of(1, s.training.activation_dtype),
-              gathered ? "n·h·B (all-gathered)" : "n·h·B/t_sp"};
-}
-
-std::string preamble(const Scenario& s, const Dims& d) {
-  std::string fp8;
-  if (d.fp8) {
-    fp8 = fmt::format(", q = {} ({})", has_block_scales(d.recipe) ? "1+1/32" : "1",
-                      fp8_recipe_name(d.recipe));
-  }
-  return fmt::format("n = s·b/c = {}·{}/{} = {} tokens, h = {}, t = {}, B = {}, G = {}{}: ",
-                     s.training.seq_len, s.training.micro_batch, s.parallel.cp, group_digits(d.n),
-                     group_digits(d.h), static_cast<int64_t>(d.t), static_cast<int64_t>(d.bytes),
-                     s.conventions.gated_mlp_tensors, fp8);
-}
-
-// The input a linear layer saves for its weight gradient: the activation dtype, or its fp8 cast
-// (Transformer Engine quantises the input and keeps only the fp8 copy).
-void add_linear_input(const Dims& d, const char* label, SumBuilder& sum) {
-  if (!d.fp8) {
-    sum.add(label, d.in_expr, d.n * d.h * d.bytes / d.t_in);
-    return;
-  }
-  const bool gathered = d.t_in != d.t_sp;
-  const std::string fp8_label = std::string(label) + " (fp8)";
-  sum.add(fp8_label.c_str(), gathered ? "n·h·q (all-gathered)" : "n·h·q/t_sp",
-          fp8_activation_bytes(d.n * d.h / d.t_in, d.recipe));
-}
-
-// Attention's output, kept by the attention kernel; with fp8 the output projection also keeps
-// its own fp8 cast of it.
-void add_attention_output(const Dims& d, Wide width, const char* width_expr, SumBuilder& sum) {
-  const std::string expr = std::string(width_expr) + "·B/t";
-  sum.add("attention output", expr.c_str(), d.n * width * d.bytes / d.t);
-  if (!d.fp8) return;
-  const std::string fp8_expr = std::string(width_expr) + "·q/t";
-  sum.add("attention output (fp8 copy)", fp8_expr.c_str(),
-          fp8_activation_bytes(d.n * width / d.t, d.recipe));
-}
 
 // transformers' GPT-2 (activation_function "gelu_new", NewGELUActivation) computes its GELU as
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) in separate ops, and autograd keeps x, 0.5·x, the
@@ -165,29 +75,6 @@ void add_standard_attention(const Scenario& s, const Dims& d, bool frozen, SumBu
   add_attention_output(d, a * hd, "n·a·d", sum);
 }
 
-void add_mla_attention(const Scenario& s, const Dims& d, SumBuilder& sum) {
-  const MlaConfig& mla = s.model.mla;
-  const Wide a = s.model.num_heads;
-  const Wide qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
-  add_linear_input(d, "down-projection input", sum);
-  // The low-rank latents are not split by TP: every TP rank computes them. Each latent norm
-  // keeps what norm_keeps says, its output is the up-projection's saved input.
-  const NormKeeps keeps = norm_keeps(s);
-  if (mla.q_lora_rank > 0) {
-    const std::string expr = fmt::format("n·(q_lora·({}+B)+{})", keeps.expr, keeps.per_token);
-    sum.add("q latent + its norm", expr.c_str(),
-            d.n * (mla.q_lora_rank * (keeps.per_value + d.bytes) + keeps.per_token));
-  }
-  const std::string kv_expr =
-      fmt::format("n·(kv_lora·({}+B)+rope·B+{})", keeps.expr, keeps.per_token);
-  sum.add("kv latent + its norm", kv_expr.c_str(),
-          d.n * (mla.kv_lora_rank * (keeps.per_value + d.bytes) + mla.qk_rope_head_dim * d.bytes +
-                 keeps.per_token));
-  sum.add("Q,K", "2·n·a·(nope+rope)·B/t", 2 * d.n * a * qk * d.bytes / d.t);
-  sum.add("V", "n·a·v·B/t", d.n * a * mla.v_head_dim * d.bytes / d.t);
-  add_attention_output(d, a * mla.v_head_dim, "n·a·v", sum);
-}
-
 // The s×s part of attention, or flash attention's softmax statistics.
 // transformers' eager_attention_forward: repeat_kv copies K and V to every query head (both
 // saved by the matmuls); softmax(scores, dtype=float32) keeps its fp32 output and .to(dtype) the
@@ -241,8 +128,16 @@ void add_attention_core(const Scenario& s, const Dims& d, SumBuilder& sum) {
   }
 }
 
+// transformers' GptOssExperts (modeling_gpt_oss.py) run a clamped SwiGLU, gate·σ(α·gate)·(up+1),
+// in separate ops: autograd keeps the gate_up output (2 f-wide, the clamps' inputs), the clamped
+// gate, σ's output, gate·σ and up + 1 — 6 f-wide tensors — and the down projection its input.
+bool transformers_gpt_oss(const Scenario& s) {
+  return s.conventions.model_code == ModelCode::kTransformers && s.model.model_type == "gpt_oss";
+}
+
 // f-wide tensors a gated (per framework, see Conventions) or plain MLP keeps per token.
 Wide mlp_intermediate_factor(const Scenario& s) {
+  if (transformers_gpt_oss(s)) return 7;
   if (s.model.mlp == MlpKind::kGated) return s.conventions.gated_mlp_tensors;
   return transformers_gpt2(s) ? 5 : 2;
 }
@@ -252,7 +147,8 @@ Wide mlp_intermediate_factor(const Scenario& s) {
 // `values / divisor` is one tensor's element count (the division last, as the bf16 formula).
 void add_mlp_intermediates(const Scenario& s, const Dims& d, const char* label, Wide values,
                            Wide divisor, const char* width, const char* per, SumBuilder& sum) {
-  const bool gated = s.model.mlp == MlpKind::kGated;
+  // G in the formula is the framework's count; gpt-oss's experts write their own (above).
+  const bool gated = s.model.mlp == MlpKind::kGated && !transformers_gpt_oss(s);
   const Wide tensors = mlp_intermediate_factor(s);
   const std::string w(width);
   if (!d.fp8) {
@@ -326,53 +222,6 @@ void add_moe(const Scenario& s, const Dims& d, bool frozen_experts, SumBuilder& 
 // _custom_policy): inside each layer the outputs of scaled-dot-product attention and of every
 // other matmul are saved (the 1st, 3rd, 5th, 7th: wq, wv, w1, w2 in a Llama layer; fc1 in a
 // plain MLP); norms, activations and the other matmuls are recomputed from the layer input.
-// Mamba-2 through mamba_ssm's fused path (ssd_combined.py MambaSplitConv1dScanCombinedFn, which
-// transformers' cuda_kernels_forward and Megatron's MambaMixer call): it saves the in_proj output
-// zxbcdt, the scan output before the gated norm (out_x) and the norm's fp32 rstd per group;
-// the conv output, the chunk states (n/chunk × H × P × N) and the out_proj input are recomputed
-// in its backward (checkpoint_lvl 1). The in_proj keeps its input for the weight gradient.
-// Jamba's Mamba-1 (transformers JambaMambaMixer.cuda_kernels_forward op by op, with mamba_ssm's
-// SelectiveScanFn saving u, delta, B, C, z, its output and fp32 chunk states every 2048 tokens):
-// conv input x, gate z and conv output u; x_proj output and the dt/B/C norm outputs; delta, the
-// scan output and the gated out_proj input. The norms' fp32 intermediates are not counted.
-void add_mamba1_mixer(const Scenario& s, const Dims& d, SumBuilder& sum) {
-  const Mamba2Config& c = s.model.mamba;
-  const Wide di = c.d_inner(), rn = c.dt_rank + 2 * c.state_size;
-  add_linear_input(d, "in_proj input", sum);
-  sum.add("conv input x, gate z, conv output u", "3·n·d_inner·B/t", 3 * d.n * di * d.bytes / d.t);
-  sum.add("x_proj output, dt/B/C norm outputs", "2·n·(R+2N)·B/t", 2 * d.n * rn * d.bytes / d.t);
-  sum.add("delta, scan output, gated output", "3·n·d_inner·B/t", 3 * d.n * di * d.bytes / d.t);
-  sum.add("scan chunk states (fp32)", "⌈n/2048⌉·d_inner·2N·4/t",
-          ceil_div(ceil_div(d.n, 2048) * di * 2 * c.state_size * 4, d.t));
-}
-
-void add_mamba2_mixer(const Scenario& s, const Dims& d, SumBuilder& sum) {
-  const Mamba2Config& c = s.model.mamba;
-  if (c.dt_rank > 0) return add_mamba1_mixer(s, d, sum);
-  add_linear_input(d, "in_proj input", sum);
-  const Wide zxbcdt = 2 * c.d_inner() + 2 * c.n_groups * c.state_size + c.num_heads;
-  sum.add("in_proj output zxbcdt", "n·(2·d_inner+2·G·N+H)·B/t", d.n * zxbcdt * d.bytes / d.t);
-  sum.add("scan output out_x", "n·d_inner·B/t", d.n * c.d_inner() * d.bytes / d.t);
-  if (c.gated_norm) sum.add("gated-norm rstd", "n·G·4/t", ceil_div(d.n * c.n_groups * 4, d.t));
-}
-
-// Qwen3-Next's gated DeltaNet through flash-linear-attention (chunk_gated_delta_rule, chunk 64):
-// in_proj_qkvz|ba outputs, the causal conv's input and its SiLU output, the kernel's q, k, v
-// (l2-normalised in the kernel), g and beta in fp32 and its WY matrix A (n × Hv × 64, fp32);
-// chunk states are recomputed in backward. The gated RMSNorm keeps its input and gate, out_proj
-// its input.
-void add_deltanet_mixer(const Scenario& s, const Dims& d, SumBuilder& sum) {
-  const GatedDeltaNetConfig& c = s.model.deltanet;
-  add_linear_input(d, "in_proj input", sum);
-  const Wide proj = 2 * c.key_dim() + 2 * c.value_dim() + 2 * c.num_v_heads;
-  sum.add("in_proj_qkvz|ba output", "n·(2k+2v+2·Hv)·B/t", d.n * proj * d.bytes / d.t);
-  sum.add("conv input + output", "2·n·(2k+v)·B/t", 2 * d.n * c.conv_dim() * d.bytes / d.t);
-  sum.add("kernel q, k, v", "n·(2k+v)·B/t", d.n * c.conv_dim() * d.bytes / d.t);
-  sum.add("g, beta (fp32)", "n·2·Hv·4/t", d.n * 2 * c.num_v_heads * 4 / d.t);
-  sum.add("WY matrix A (fp32)", "n·Hv·64·4/t", d.n * c.num_v_heads * 64 * 4 / d.t);
-  sum.add("norm input, gate, out_proj input", "3·n·v·B/t", 3 * d.n * c.value_dim() * d.bytes / d.t);
-}
-
 Term op_level_checkpointed_layer(const Scenario& s, const Dims& d, bool explain) {
   const ModelConfig& m = s.model;
   const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
@@ -430,6 +279,17 @@ Term lora_first_layer_saving(const Scenario& s, bool explain) {
       sum.add("k norm (frozen k projection)", "n·g·(d·…)/t", d.n * m.num_kv_heads * per_head / d.t);
     if ((targets & kLoraQ) == 0)
       sum.add("q norm (frozen q projection)", "n·a·(d·…)/t", d.n * m.num_heads * per_head / d.t);
+  }
+  // MLA's latent norms likewise, where the down-projection before them has no adapter.
+  if (m.attention == AttentionKind::kMla) {
+    const uint32_t targets = s.finetune.lora_targets;
+    const Wide kv = m.mla.kv_lora_rank, q = m.mla.q_lora_rank;
+    if ((targets & (kLoraK | kLoraV)) == 0)
+      sum.add("kv latent norm (frozen kv_a projection)", "n·(kv_lora·…)",
+              d.n * (kv * keeps.per_value + keeps.per_token));
+    if (q > 0 && (targets & kLoraQ) == 0)
+      sum.add("q latent norm (frozen q_a projection)", "n·(q_lora·…)",
+              d.n * (q * keeps.per_value + keeps.per_token));
   }
   return sum.finish(preamble(s, d));
 }
@@ -523,7 +383,7 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain, LayerMix
     // Llama-3.2-Vision's cross-attention layers are counted like self-attention over the text
     // tokens (their keys are the image tokens: a bound, not the exact score size).
     if (s.model.attention == AttentionKind::kMla) {
-      add_mla_attention(s, d, sum);
+      add_mla_attention(s, d, frozen, sum);
     } else {
       add_standard_attention(s, d, frozen, sum);
     }

@@ -242,5 +242,62 @@ TEST(LoraActivations, PhiThreesFusedProjectionsFollowTheSameRule) {
             tokens * layers * (8 * h + 2 * f) + tokens * (4 * h + 4));
 }
 
+TEST(LoraActivations, MlaUnderAFrozenBase) {
+  // DeepSeek-V2-Lite (h 2,048, dense f 10,944, kv_lora 512, 16 heads, nope 128, v 128),
+  // transformers' code, 4,096 tokens, q,v adapters in fp32. Layer 0 is dense. Against full
+  // training, a frozen layer keeps no bf16 down-projection input (2h B per token), no bf16
+  // normalised values of its two norms (2·2h) nor of the kv latent norm (2·512), no kv_b input
+  // (2·512), no MLP input (2h) and no down-projection input (2f); the first layer's input norm
+  // keeps nothing (4h + 4). Read on the reference's live tensors (modeling_deepseek_v2.py, PEFT).
+  json settings = {{"model", "DeepSeek-V2-Lite"},
+                   {"num_layers", 1},
+                   {"seq_len", 4096},
+                   {"micro_batch", 1},
+                   {"param_dtype", "bf16"},
+                   {"grad_dtype", "bf16"},
+                   {"model_code", "transformers"}};
+  const StageEstimate full = stage0(estimate(resolve(settings), {.explain = false}));
+  settings["finetune"] = "lora";
+  settings["lora_rank"] = 16;
+  settings["lora_targets"] = "q";
+  settings["adapter_dtype"] = "fp32";
+  const StageEstimate lora = stage0(estimate(resolve(settings), {.explain = false}));
+  const int64_t tokens = 4096, h = 2048, f = 10944, kv = 512;
+  // And the first layer's kv latent norm, whose kv_a_proj has no adapter, records nothing:
+  // its fp32 upcast and rsqrt (4·512 + 4).
+  EXPECT_EQ(row(full, "activations") - row(lora, "activations"),
+            tokens * (2 * h + 4 * h + 2 * kv + 2 * kv + 2 * h + 2 * f) + tokens * (4 * h + 4) +
+                tokens * (4 * kv + 4));
+}
+
+TEST(Activations, GptOssExpertsKeepSixTensorsAndTheDownInput) {
+  // transformers' GptOssExperts: gate_up output (2 f-wide), clamped gate, sigmoid, gate·σ and
+  // up + 1, then the down projection's input: 7 f-wide tensors per routed token in full
+  // training, 7 · 4,096·4 · 2,880 · 2 B = 630 MiB per layer; with LoRA (gpt-oss's experts take no
+  // adapters) the down projection keeps no input: 6, 540 MiB.
+  json settings = {{"model", "gpt-oss-20b"},
+                   {"num_layers", 1},
+                   {"seq_len", 4096},
+                   {"micro_batch", 1},
+                   {"param_dtype", "bf16"},
+                   {"grad_dtype", "bf16"},
+                   {"model_code", "transformers"}};
+  auto formula = [](const StageEstimate& st) {
+    for (const Row& r : st.rows)
+      if (r.component == "activations") return r.formula;
+    return std::string();
+  };
+  const StageEstimate full = stage0(estimate(resolve(settings), {.explain = true}));
+  EXPECT_NE(formula(full).find("expert intermediates 7·n·k·etp·f_e/etp·B/t_sp (630.0 MiB)"),
+            std::string::npos)
+      << formula(full);
+  settings["finetune"] = "lora";
+  settings["lora_targets"] = "q,v";
+  const StageEstimate lora = stage0(estimate(resolve(settings), {.explain = true}));
+  EXPECT_NE(formula(lora).find("6·n·k·etp·f_e/etp·B/t_sp (frozen experts) (540.0 MiB)"),
+            std::string::npos)
+      << formula(lora);
+}
+
 }  // namespace
 }  // namespace vramplan

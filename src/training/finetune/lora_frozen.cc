@@ -12,9 +12,11 @@ bool lora_frozen_base(const Scenario& s) {
          s.conventions.model_code == ModelCode::kTransformers;
 }
 
-bool lora_frozen_layer(const Scenario& s, bool moe_layer) {
+bool lora_frozen_layer(const Scenario& s, bool /*moe_layer*/) {
   const std::string& type = s.model.model_type;
-  return lora_frozen_base(s) && !moe_layer && s.model.attention == AttentionKind::kStandard &&
+  return lora_frozen_base(s) &&
+         (s.model.attention == AttentionKind::kStandard ||
+          s.model.attention == AttentionKind::kMla) &&
          type != "gpt2";
 }
 
