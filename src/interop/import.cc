@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "base/utf8.h"
 #include "interop/formats.h"
 #include "interop/import_builder.h"
 #include "vramplan/plan/planner.h"
@@ -143,18 +144,22 @@ Result<Imported> import_config(std::string_view text, std::string_view format, c
                                const NamedFiles& files) {
   if (text.size() > kMaxFromBytes)
     return Error{"from", fmt::format("{} bytes", text.size()), "at most 1 MiB of text", "too long"};
-  for (const auto& [name, body] : files)
+  // Every string read from the text goes into JSON: bytes that are not UTF-8 become U+FFFD here.
+  NamedFiles valid;
+  for (const auto& [name, body] : files) {
     if (body.size() > kMaxFromBytes)
       return Error{"from_files." + name, fmt::format("{} bytes", body.size()),
                    "at most 1 MiB of text", "too long"};
-  return import_document(text, format, beside, {&files, nullptr});
+    valid[name] = valid_utf8(body);
+  }
+  return import_document(valid_utf8(text), format, beside, {&valid, nullptr});
 }
 
 std::vector<std::string> files_named(std::string_view text, std::string_view format,
                                      const json& beside) {
   if (text.size() > kMaxFromBytes) return {};
   std::set<std::string> asked;
-  (void)import_document(text, format, beside, {nullptr, &asked});
+  (void)import_document(valid_utf8(text), format, beside, {nullptr, &asked});
   return {asked.begin(), asked.end()};
 }
 

@@ -18,8 +18,7 @@ std::optional<Error> unknown_setting(const json& settings, std::span<const Optio
     if (find_option(options, it.key()) != nullptr) continue;
     std::string all;
     for (const OptionSpec& o : options) all += (all.empty() ? "" : ", ") + std::string(o.key);
-    // An empty key is named as written in the JSON, so that the error still names a field.
-    return Error{it.key().empty() ? "\"\"" : it.key(), setting_text(it.value()),
+    return Error{key_as_written(it.key()), setting_text(it.value()),
                  std::string("one of the ") + kind + " keys: " + all, "unknown setting"};
   }
   return std::nullopt;

@@ -23,7 +23,7 @@ std::optional<Error> check_sweep_keys(const json& body) {
     bool known = false;
     for (const char* key : kSweepKeys) known = known || it.key() == key;
     if (!known)
-      return Error{it.key(), it.value().dump(),
+      return Error{key_as_written(it.key()), it.value().dump(),
                    "scenario, vary, and values or from + to + step|multiply", "unknown field"};
   }
   return std::nullopt;

@@ -217,5 +217,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "from"}),
     [](const testing::TestParamInfo<BadSweep>& info) { return info.param.name; });
 
+TEST(Sweep, AnEmptyUnknownKeyIsStillNamed) {
+  // Found by fuzzing: {"": 512} named no field.
+  const Error e = error_of({{"scenario", llama()}, {"vary", "seq_len"}, {"", 512}});
+  EXPECT_EQ(e.field, "\"\"");
+  EXPECT_EQ(e.reason, "unknown field");
+}
+
 }  // namespace
 }  // namespace vramplan::server

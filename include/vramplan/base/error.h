@@ -18,6 +18,10 @@ struct Error {
   std::string message() const;
 };
 
+// A JSON key as the user wrote it, for Error::field: the empty key shows as "" so that the
+// error still names a field.
+inline std::string key_as_written(const std::string& key) { return key.empty() ? "\"\"" : key; }
+
 // A value or the Error that prevented it. Errors travel as values, never as exceptions across
 // the public API.
 template <class T>

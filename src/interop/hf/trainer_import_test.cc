@@ -174,5 +174,16 @@ TEST(AccelerateImport, AKeyWithADotIsListedNotRead) {
   EXPECT_TRUE(listed);
 }
 
+TEST(AccelerateImport, BytesThatAreNotUtf8AreReplaced) {
+  // Found by fuzzing (Megatron YAML, recipes): a string that is not UTF-8 reached a JSON dump.
+  Result<Imported> i = import_config(
+      "distributed_type: FSDP\nnum_processes: 2\n# caf\xE9\nfsdp_config:\n  "
+      "fsdp_sharding_strategy: "
+      "FULL_SHARD\n  fsdp_note: \"\xFF\xFE\"\n");
+  ASSERT_TRUE(i.ok()) << i.error().message();
+  EXPECT_EQ(i->settings["fsdp"], "full_shard");
+  EXPECT_NO_THROW((void)imported_to_json(*i).dump());
+}
+
 }  // namespace
 }  // namespace vramplan
