@@ -176,7 +176,7 @@ Result<json> parse_json_object(const Request& request) {
   json parsed;
   try {
     parsed = json::parse(request.body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e9999
     return Error{"body", excerpt(request.body), accepted,
                  fmt::format("not valid JSON: {}", e.what())};
   }
