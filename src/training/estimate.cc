@@ -81,7 +81,8 @@ void erase_outside_step(const Context& c, StageEstimate& stage) {
   });
 }
 
-// Picks the phase with the most allocated tensors and leaves in stage.rows what is alive then.
+// Picks the phase with the most allocated tensors (or the one `rows_at` names) and leaves in
+// stage.rows what is alive then.
 // torch's foreach Adam (torch/optim/adam.py _multi_tensor_adam) materialises sqrt(v) for every
 // parameter it updates: one state-sized temporary; fused implementations keep none.
 // With lazily allocated gradients and one microbatch per step, no gradient exists yet when the
