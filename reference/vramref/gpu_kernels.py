@@ -52,6 +52,16 @@ def _gpu_sdpa(
     if extra or query.is_nested:
         _state["calls"]["fallback"] += 1
         return _original(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa=enable_gqa, **extra)
+    device = query.device.type
+    if torch.is_autocast_enabled(device):
+        # CUDA's autocast casts SDPA's inputs to its dtype before the backend is chosen
+        # (scaled_dot_product_attention is on its lower-precision list), so the kernel is picked
+        # for bf16 inputs (flash for grouped-query heads without a mask), as on the GPU. Here the
+        # choice runs in Python above the dispatcher: the cast is made here, as autocast would.
+        dtype = torch.get_autocast_dtype(device)
+        query, key, value = (t.to(dtype) for t in (query, key, value))
+        if attn_mask is not None and attn_mask.is_floating_point():
+            attn_mask = attn_mask.to(dtype)
     d = query.shape[-1]
     if scale is None:
         scale = 1.0 / math.sqrt(d)
