@@ -153,8 +153,8 @@ void add_mlp_intermediates(const Scenario& s, const Dims& d, const char* label, 
   const std::string w(width);
   if (!d.fp8) {
     const std::string expr =
-        (gated ? std::string("G·") : fmt::format("{}·", static_cast<int64_t>(tensors))) + w + "·B" +
-        per;
+        (gated ? std::string("G·") : fmt::format("{}·", static_cast<int64_t>(tensors))) + w + "·" +
+        d.bytes_expr + per;
     sum.add(label, expr.c_str(), tensors * values * d.bytes / divisor);
     return;
   }
@@ -187,26 +187,40 @@ void add_moe(const Scenario& s, const Dims& d, bool frozen_experts, SumBuilder& 
   // Dispatched token copies on this GPU: every token goes to k experts; EP balances them over
   // the expert group, expert-TP gathers tokens across its etp ranks.
   const Wide routed = d.n * moe.top_k * etp / d.t_sp;
+  // Under autocast, transformers' stacked experts take the fp32 residual stream and fp32
+  // weights: their tokens and intermediates are kept in the parameter dtype.
+  const Dims routed_dims = [&] {
+    Dims e = d;
+    if (autocast_keeps_experts_in_param_dtype(s)) {
+      e.bytes = bytes_of(1, s.training.param_dtype);
+      e.bytes_expr = e.bytes == 4 ? "4" : "2";
+    }
+    return e;
+  }();
+  const std::string eb = routed_dims.bytes_expr;
   if (frozen_experts && !d.fp8) {
     // Experts whose weights need no gradient (LoRA without expert adapters, transformers' loop
     // over experts): linear keeps no input, so neither the dispatched tokens nor the
     // down-projection's input are kept; the gate, up and activation outputs and the expert
     // outputs (for the routing weights' gradient) are.
-    sum.add("expert outputs (frozen experts)", "n·k·etp·h·B/t_sp", routed * d.h * d.bytes);
+    const std::string out_expr = "n·k·etp·h·" + eb + "/t_sp";
+    sum.add("expert outputs (frozen experts)", out_expr.c_str(), routed * d.h * routed_dims.bytes);
     const Wide tensors = mlp_intermediate_factor(s) - 1;
-    const std::string expr =
-        fmt::format("{}·n·k·etp·f_e/etp·B/t_sp (frozen experts)", static_cast<int64_t>(tensors));
+    const std::string expr = fmt::format("{}·n·k·etp·f_e/etp·{}/t_sp (frozen experts)",
+                                         static_cast<int64_t>(tensors), eb);
     sum.add("expert intermediates", expr.c_str(),
-            tensors * routed * (moe.expert_ffn / etp) * d.bytes);
+            tensors * routed * (moe.expert_ffn / etp) * routed_dims.bytes);
   } else if (d.fp8) {
     sum.add("dispatched tokens (fp8) + expert outputs", "n·k·etp·h·(q+B)/t_sp",
             fp8_activation_bytes(routed * d.h, d.recipe) + routed * d.h * d.bytes);
   } else {
-    sum.add("dispatched tokens + expert outputs", "2·n·k·etp·h·B/t_sp", 2 * routed * d.h * d.bytes);
+    const std::string expr = "2·n·k·etp·h·" + eb + "/t_sp";
+    sum.add("dispatched tokens + expert outputs", expr.c_str(),
+            2 * routed * d.h * routed_dims.bytes);
   }
   if (!frozen_experts || d.fp8)
-    add_mlp_intermediates(s, d, "expert intermediates", routed * (moe.expert_ffn / etp), 1,
-                          "n·k·etp·f_e/etp", "/t_sp", sum);
+    add_mlp_intermediates(s, routed_dims, "expert intermediates", routed * (moe.expert_ffn / etp),
+                          1, "n·k·etp·f_e/etp", "/t_sp", sum);
   if (moe.shared_experts > 0) {
     // With fp8 the shared experts' first linear keeps its own cast of the router's input.
     if (d.fp8)

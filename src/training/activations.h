@@ -51,6 +51,10 @@ NormKeeps norm_keeps(const Scenario& s);
 // fused qkv_proj / gate_up_proj included; not GPT-2's Conv1D, nor MoE layers) and to the final norm
 // and LM head. `norm_weight_part`: of NormKeeps::per_value, the bytes the weight's gradient needs.
 bool lora_frozen_base(const Scenario& s);
+// torch.autocast over transformers' stacked experts (transformers 5: grouped_mm, on no autocast
+// list): the experts run in the parameter dtype, their weights uncast and their activations in
+// that dtype (activations.cc add_moe, estimate_states.cc's autocast copies).
+bool autocast_keeps_experts_in_param_dtype(const Scenario& s);
 bool lora_frozen_layer(const Scenario& s, bool moe_layer);
 // Routed experts LoRA leaves without adapters (finetune/peft_experts.h): their loop keeps
 // neither the dispatched tokens nor the down projection's input. These four predicates live in

@@ -148,11 +148,18 @@ void add_framework_copies(const Context& c, const GpuParams& g, StageBuilder& ou
                             "bucket copy of each gradient", c.explain),
             CountsToward::kAllocated, kSourceDdpBuckets);
   }
-  if (conv.autocast_weight_cache && tr.param_dtype != tr.activation_dtype)
+  if (conv.autocast_weight_cache && tr.param_dtype != tr.activation_dtype) {
+    // Autocast casts the weights of the ops on its lower-precision list (linear, matmul): not an
+    // embedding table looked up (F.embedding), not the norms' weights (multiplied), and not
+    // transformers' stacked experts, whose grouped_mm is on no list and runs in fp32.
+    GpuParams cast = g;
+    cast.dense -= g.lookup_only + g.vectors;
+    if (autocast_keeps_experts_in_param_dtype(c.s)) cast.expert = 0;
     out.add("autocast weight copies",
-            bytes_per_param(bits_of(tr.activation_dtype), shard_of(g, sh, sh.params, c.explain),
-                            "cast copy kept for backward", c.explain),
+            bytes_per_param(bits_of(tr.activation_dtype), shard_of(cast, sh, sh.params, c.explain),
+                            "cast copy of each linear weight, kept for backward", c.explain),
             CountsToward::kAllocated, kSourceAutocast);
+  }
 }
 
 // Weights, and with fp8 training the casts Transformer Engine keeps of the decoder layers'

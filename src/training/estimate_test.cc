@@ -405,5 +405,32 @@ TEST(Estimate, RowsAtAPhaseShowThatPhasesBreakdown) {
   EXPECT_EQ(step->stages[0].allocated_bytes, phase_bytes(step->stages[0], "optimizer step"));
 }
 
+TEST(Estimate, AutocastCopiesOnlyTheLinearWeights) {
+  // torch.autocast caches a bf16 copy of each weight an op on its list uses: the linears (the LM
+  // head included), not the embedding table (F.embedding) nor the norms' weights (multiplied).
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.conventions.autocast_weight_cache = true;
+  s.training.param_dtype = s.training.grad_dtype = s.training.optimizer_state_dtype = DType::kFp32;
+  s.training.master_weights = false;
+  s.training.seq_len = 1024;
+  const int64_t norms = 32 * 2 * 4096 + 4096;
+  EXPECT_EQ(row(run(s).stages[0], "autocast weight copies"),
+            2 * (8'030'261'248 - 525'336'576 - norms));
+  // Tied embeddings: the table is also the LM head's weight, a linear's: it is cast.
+  Scenario tied = preset_scenario("Llama-3.2-1B");
+  tied.conventions = s.conventions;
+  tied.training = s.training;
+  EXPECT_EQ(row(run(tied).stages[0], "autocast weight copies"),
+            int64_t{2} * (1'235'814'400 - (16 * 2 * 2048 + 2048)));
+  // transformers' stacked experts run grouped_mm, on no autocast list: not cast.
+  Scenario moe = preset_scenario("Qwen3-30B-A3B");
+  moe.conventions = s.conventions;
+  moe.training = s.training;
+  const int64_t with_experts = row(run(moe).stages[0], "autocast weight copies");
+  moe.conventions.model_code = ModelCode::kTransformers;
+  const int64_t experts = int64_t{48} * 128 * 3 * 2048 * 768;
+  EXPECT_EQ(with_experts - row(run(moe).stages[0], "autocast weight copies"), 2 * experts);
+}
+
 }  // namespace
 }  // namespace vramplan

@@ -44,6 +44,7 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     g.non_matrix += embedding;
     g.largest_unit = std::max(g.largest_unit, embedding);
     g.root += embedding;
+    g.lookup_only = embedding;
     // A multimodal checkpoint's vision tower and projector run whole on the first stage
     // (transformers builds them beside the embedding; no tensor-parallel plan splits them).
     g.dense += counts.vision;
@@ -51,6 +52,8 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
   const Wide before_head = g.dense + g.expert;
   if (rank.has_head) {
     const Wide head = head_vocab_matrices(m, rank.has_embedding) * vocab_shard + counts.final_norm;
+    // A head tied to the embedding on this rank is a linear over the embedding's table.
+    if (rank.has_embedding && m.tied_embeddings) g.lookup_only -= vocab_shard;
     g.dense += head;
     g.non_matrix += head;
     g.vectors += counts.final_norm;

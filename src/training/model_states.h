@@ -22,6 +22,7 @@ struct GpuParams {
   Wide largest_unit = 0;   // largest FSDP/ZeRO-3 gather unit: one layer, the embedding or the head
   Wide largest_layer = 0;  // largest decoder layer
   Wide root = 0;           // embedding + final norm + LM head held by this rank
+  Wide lookup_only = 0;    // of dense: an embedding table no linear uses (not the tied head)
   Wide mtp = 0;            // of dense+expert: multi-token-prediction modules (last rank)
   Wide last_chunk = 0;     // of dense+expert: the rank's last model chunk (all of it at vpp 1)
 };

@@ -1,5 +1,6 @@
-// What a LoRA base frozen by PEFT under transformers' model code saves for backward: the
-// predicates activations.cc asks (declared in activations.h; docs/frameworks.md).
+// What transformers' model code keeps under a LoRA base frozen by PEFT, and where torch.autocast
+// leaves its experts: the predicates activations.cc asks (declared in activations.h;
+// docs/frameworks.md).
 #include <string>
 
 #include "training/activations.h"
@@ -26,6 +27,13 @@ bool lora_frozen_experts(const Scenario& s) {
   return experts == ExpertAdapters::kNone ||
          (experts == ExpertAdapters::kStacked &&
           (s.finetune.lora_targets & (kLoraGate | kLoraUp | kLoraDown)) == 0);
+}
+
+bool autocast_keeps_experts_in_param_dtype(const Scenario& s) {
+  return s.model.is_moe() && s.conventions.autocast_weight_cache &&
+         s.training.param_dtype != s.training.activation_dtype &&
+         s.conventions.model_code == ModelCode::kTransformers &&
+         expert_adapters(s.model, ModelCode::kTransformers) != ExpertAdapters::kPerExpert;
 }
 
 bool adapter_keeps_input(const Scenario& s, uint32_t projections) {

@@ -39,6 +39,7 @@ struct Dims {
                         // framework saves the all-gathered input (Conventions)
   Wide bytes;           // activation dtype bytes
   const char* in_expr;  // "n·h·B/t_sp" or "n·h·B (all-gathered)"
+  const char* bytes_expr = "B";  // how formulas write `bytes` ("4" where autocast leaves fp32)
 };
 
 Dims dims_of(const Scenario& s);
