@@ -11,6 +11,34 @@
 namespace vramplan {
 namespace {
 
+// torch.autocast over fp32 weights in transformers' code (the Trainer's --bf16): the residual
+// stream stays fp32, so its RMSNorms keep the normalised value in fp32 (weight * hidden.to(fp32
+// input dtype)), and each linear reading it casts its own bf16 copy of the input, kept for its
+// weight gradient (autocast caches weights, not activations): q, k and v three copies, gate and
+// up two. Seen on the reference's live tensors (Mistral-7B amp: eleven n·h bf16 copies in two
+// layers and the head).
+bool autocast_fp32_residual(const Scenario& s) {
+  return s.conventions.autocast_weight_cache && s.training.param_dtype == DType::kFp32 &&
+         s.training.activation_dtype != DType::kFp32 &&
+         s.conventions.model_code == ModelCode::kTransformers;
+}
+
+// The copies beyond the first of an input `linears` separate projections read under autocast.
+void add_autocast_input_copies(const Scenario& s, const Dims& d, const char* label, Wide linears,
+                               SumBuilder& sum) {
+  if (!autocast_fp32_residual(s) || linears <= 1 || d.fp8) return;
+  const std::string expr = fmt::format("{}·n·h·B/t_sp", static_cast<int64_t>(linears - 1));
+  sum.add(label, expr.c_str(), (linears - 1) * d.n * d.h * d.bytes / d.t_in);
+}
+
+// What a norm on the residual stream keeps: norm_keeps, with the normalised value in fp32 where
+// autocast leaves the residual in fp32.
+NormKeeps residual_norm_keeps(const Scenario& s) {
+  const NormKeeps keeps = norm_keeps(s);
+  if (!autocast_fp32_residual(s) || s.model.norm == NormKind::kLayerNorm) return keeps;
+  return {8, 4, "(4+4)"};
+}
+
 // transformers' GPT-2 (activation_function "gelu_new", NewGELUActivation) computes its GELU as
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) in separate ops, and autograd keeps x, 0.5·x, the
 // tanh output and 1 + tanh besides the product the second linear saves: 5 f-wide tensors.
@@ -43,8 +71,12 @@ bool sdpa_math_kernel(const Scenario& s) {
 void add_standard_attention(const Scenario& s, const Dims& d, bool frozen, SumBuilder& sum) {
   const ModelConfig& m = s.model;
   const Wide a = m.num_heads, g = m.num_kv_heads, hd = m.head_dim;
-  if (!frozen || adapter_keeps_input(s, kLoraQ | kLoraK | kLoraV))
+  if (!frozen || adapter_keeps_input(s, kLoraQ | kLoraK | kLoraV)) {
     add_linear_input(d, "QKV input", sum);
+    const bool fused = m.model_type == "phi3" || m.model_type == "gpt2";  // one qkv linear
+    add_autocast_input_copies(s, d, "QKV input, autocast's copy per projection", fused ? 1 : 3,
+                              sum);
+  }
   sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
   if (efficient_kernel_everywhere(s) && g < a)
     sum.add(sdpa_math_kernel(s) ? "K,V repeated to every head (SDPA math kernel)"
@@ -167,7 +199,12 @@ void add_mlp_intermediates(const Scenario& s, const Dims& d, const char* label, 
 
 void add_dense_mlp(const Scenario& s, const Dims& d, bool frozen, SumBuilder& sum) {
   const ModelConfig& m = s.model;
-  if (!frozen || adapter_keeps_input(s, kLoraGate | kLoraUp)) add_linear_input(d, "MLP input", sum);
+  if (!frozen || adapter_keeps_input(s, kLoraGate | kLoraUp)) {
+    add_linear_input(d, "MLP input", sum);
+    const bool separate_gate = m.mlp == MlpKind::kGated && m.model_type != "phi3";
+    add_autocast_input_copies(s, d, "MLP input, autocast's copy per projection",
+                              separate_gate ? 2 : 1, sum);
+  }
   if (!frozen || adapter_keeps_input(s, kLoraDown)) {
     add_mlp_intermediates(s, d, "MLP intermediates", d.n * m.ffn, d.t, "n·f", "/t", sum);
     return;
@@ -378,7 +415,7 @@ Term layer_activations(const Scenario& s, bool moe_layer, bool explain, LayerMix
     return op_level_checkpointed_layer(s, d, explain);
   SumBuilder sum(explain);
   const bool frozen = lora_frozen_layer(s, moe_layer);
-  NormKeeps keeps = norm_keeps(s);
+  NormKeeps keeps = residual_norm_keeps(s);
   if (frozen) keeps.per_value -= norm_weight_part(s);
   const std::string norm_expr =
       keeps.per_token == 0
@@ -437,7 +474,7 @@ Term head_activations(const Scenario& s, bool explain) {
   SumBuilder sum(explain);
   // LoRA freezes the final norm and the LM head: neither keeps what only its weight needs.
   const bool frozen = lora_frozen_base(s);
-  NormKeeps keeps = norm_keeps(s);
+  NormKeeps keeps = residual_norm_keeps(s);
   if (frozen) keeps.per_value -= norm_weight_part(s);
   const std::string norm_expr =
       keeps.per_token == 0

@@ -298,5 +298,25 @@ TEST(Activations, GatedDeltaNetMatchesHandArithmetic) {
   EXPECT_EQ(t.bytes, 976'224'256);
 }
 
+TEST(Activations, AutocastOverFp32WeightsKeepsAnFp32ResidualAndACastPerLinear) {
+  // transformers' code under torch.autocast over fp32 weights (the Trainer's --bf16): the two
+  // RMSNorms keep their normalised value in fp32 (2 B more per value each), q, k and v each cast
+  // their own bf16 copy of the input (2 more n·h·2) and so do gate and up (1 more): 10·h B per
+  // token more than with bf16 weights; the final norm 2·h more. Seen on the reference and on
+  // an H200 (Mistral-7B amp rows from -2.8% to 0.0%).
+  Scenario s = llama(4096);
+  s.conventions.model_code = ModelCode::kTransformers;
+  s.training.param_dtype = DType::kFp32;
+  const Wide plain = layer_activations(s, false, false).bytes;
+  const Wide head = head_activations(s, false).bytes;
+  s.conventions.autocast_weight_cache = true;
+  const Term autocast = layer_activations(s, false, true);
+  EXPECT_EQ(autocast.bytes - plain, Wide{4096} * 10 * 4096);
+  EXPECT_EQ(head_activations(s, false).bytes - head, Wide{4096} * 2 * 4096);
+  EXPECT_NE(autocast.formula.find("QKV input, autocast's copy per projection 2·n·h·B/t_sp"),
+            std::string::npos)
+      << autocast.formula;
+}
+
 }  // namespace
 }  // namespace vramplan
