@@ -120,6 +120,16 @@ void add_transformers_eager_attention(const Scenario& s, const Dims& d, SumBuild
   if (g < a && m.attention == AttentionKind::kStandard)
     sum.add("K,V repeated to every head (repeat_kv)", "n·2(a−g)·d·B/t",
             d.n * 2 * (a - g) * hd * d.bytes / d.t);
+  if (m.attention_sinks && autocast_fp32_residual(s)) {
+    // Under autocast the fp32 sinks promote the concatenated logits (cat is on autocast's
+    // promote list): the softmax runs and is kept in fp32, and the value matmul keeps its own
+    // bf16 cast of the probabilities without the sink column (gpt-oss; the reference's tensors).
+    sum.add("softmax output (fp32 under autocast, with the sink column)", "n·(s+1)·a·4/t",
+            d.n * (s_full + 1) * a * 4 / d.t);
+    sum.add("probabilities cast for the value matmul", "n·s·a·B/t",
+            d.n * s_full * a * d.bytes / d.t);
+    return;
+  }
   if (m.attention_sinks) {
     sum.add("softmax output (with the sink column)", "n·(s+1)·a·B/t",
             d.n * (s_full + 1) * a * d.bytes / d.t);

@@ -299,5 +299,27 @@ TEST(Activations, GptOssExpertsKeepSixTensorsAndTheDownInput) {
       << formula(lora);
 }
 
+TEST(Activations, GptOssSoftmaxUnderAutocastIsFp32) {
+  // gpt-oss's eager attention concatenates the fp32 sinks to the logits: under autocast the cat
+  // promotes to fp32, the softmax is kept in fp32 and the value matmul keeps a bf16 cast of the
+  // probabilities without the sink column: per layer n·a·((s+1)·4 + s·2) instead of n·a·(s+1)·2.
+  json settings = {
+      {"model", "gpt-oss-20b"},     {"num_layers", 2},          {"seq_len", 4096},
+      {"micro_batch", 1},           {"param_dtype", "fp32"},    {"grad_dtype", "fp32"},
+      {"activation_dtype", "bf16"}, {"flash_attention", false}, {"model_code", "transformers"}};
+  Scenario s = resolve(settings);
+  const StageEstimate plain = stage0(estimate(s, {.explain = false}));
+  s.conventions.autocast_weight_cache = true;
+  const StageEstimate amp = stage0(estimate(s, {.explain = false}));
+  const int64_t n = 4096, a = 64, layers = 2;
+  // The experts are fp32 under autocast too (their 7 f-wide tensors and 2 h-wide, 2 B more each).
+  const int64_t experts = layers * n * 4 * (7 * 2880 + 2 * 2880) * 2;
+  // q, k and v cast their input each (2 copies more); gpt-oss's norms keep fp32 already.
+  const int64_t norms_and_casts = layers * n * 2880 * 2 * 2;
+  EXPECT_EQ(row(amp, "activations") + row(amp, "final norm + LM head inputs") -
+                row(plain, "activations") - row(plain, "final norm + LM head inputs"),
+            layers * n * a * ((n + 1) * 4 + n * 2 - (n + 1) * 2) + experts + norms_and_casts);
+}
+
 }  // namespace
 }  // namespace vramplan
