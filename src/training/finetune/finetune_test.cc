@@ -33,6 +33,18 @@ Error resolve_error(json settings) {
   return r.ok() ? Error{} : r.error();
 }
 
+// A run of `model` cut to `layers` layers under transformers' code: 4,096 tokens, one sequence,
+// weights and gradients in `dtype`.
+json transformers_run(const char* model, int layers, const char* dtype = "bf16") {
+  return {{"model", model},
+          {"num_layers", layers},
+          {"seq_len", 4096},
+          {"micro_batch", 1},
+          {"param_dtype", dtype},
+          {"grad_dtype", dtype},
+          {"model_code", "transformers"}};
+}
+
 // A copy: the Result is usually a temporary.
 StageEstimate stage0(const Result<Estimate>& e) {
   EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message());
@@ -190,13 +202,7 @@ TEST(LoraActivations, AFrozenBaseKeepsNoInputsForItsWeights) {
   // comes from the frozen embedding, keeps nothing (its fp32 upcast and rsqrt, 4h + 4 B). Each
   // fp32 adapter keeps its own fp32 copy of its input and r fp32 values (PEFT's
   // _cast_input_dtype). The final norm and the frozen LM head keep 4h less per token.
-  json settings = {{"model", "Llama-3.1-8B"},
-                   {"num_layers", 2},
-                   {"seq_len", 4096},
-                   {"micro_batch", 1},
-                   {"param_dtype", "bf16"},
-                   {"grad_dtype", "bf16"},
-                   {"model_code", "transformers"}};
+  json settings = transformers_run("Llama-3.1-8B", 2);
   const StageEstimate full = stage0(estimate(resolve(settings), {.explain = false}));
   settings["finetune"] = "lora";
   settings["lora_rank"] = 16;
@@ -224,13 +230,7 @@ TEST(LoraActivations, PhiThreesFusedProjectionsFollowTheSameRule) {
   // projection's input (2f B) are not kept, 8h + 2f B as for Llama; the first layer's input norm
   // keeps nothing (4h + 4 B). Measured with transformers' modeling_phi3.py and PEFT on the
   // reference (every tensor at the peak).
-  json settings = {{"model", "Phi-3-mini-4k-instruct"},
-                   {"num_layers", 2},
-                   {"seq_len", 4096},
-                   {"micro_batch", 1},
-                   {"param_dtype", "bf16"},
-                   {"grad_dtype", "bf16"},
-                   {"model_code", "transformers"}};
+  json settings = transformers_run("Phi-3-mini-4k-instruct", 2);
   const StageEstimate full = stage0(estimate(resolve(settings), {.explain = false}));
   settings["finetune"] = "lora";
   settings["lora_rank"] = 16;
@@ -249,13 +249,7 @@ TEST(LoraActivations, MlaUnderAFrozenBase) {
   // normalised values of its two norms (2·2h) nor of the kv latent norm (2·512), no kv_b input
   // (2·512), no MLP input (2h) and no down-projection input (2f); the first layer's input norm
   // keeps nothing (4h + 4). Read on the reference's live tensors (modeling_deepseek_v2.py, PEFT).
-  json settings = {{"model", "DeepSeek-V2-Lite"},
-                   {"num_layers", 1},
-                   {"seq_len", 4096},
-                   {"micro_batch", 1},
-                   {"param_dtype", "bf16"},
-                   {"grad_dtype", "bf16"},
-                   {"model_code", "transformers"}};
+  json settings = transformers_run("DeepSeek-V2-Lite", 1);
   const StageEstimate full = stage0(estimate(resolve(settings), {.explain = false}));
   settings["finetune"] = "lora";
   settings["lora_rank"] = 16;
@@ -275,13 +269,7 @@ TEST(Activations, GptOssExpertsKeepSixTensorsAndTheDownInput) {
   // up + 1, then the down projection's input: 7 f-wide tensors per routed token in full
   // training, 7 · 4,096·4 · 2,880 · 2 B = 630 MiB per layer; with LoRA (gpt-oss's experts take no
   // adapters) the down projection keeps no input: 6, 540 MiB.
-  json settings = {{"model", "gpt-oss-20b"},
-                   {"num_layers", 1},
-                   {"seq_len", 4096},
-                   {"micro_batch", 1},
-                   {"param_dtype", "bf16"},
-                   {"grad_dtype", "bf16"},
-                   {"model_code", "transformers"}};
+  json settings = transformers_run("gpt-oss-20b", 1);
   auto formula = [](const StageEstimate& st) {
     for (const Row& r : st.rows)
       if (r.component == "activations") return r.formula;
@@ -303,10 +291,9 @@ TEST(Activations, GptOssSoftmaxUnderAutocastIsFp32) {
   // gpt-oss's eager attention concatenates the fp32 sinks to the logits: under autocast the cat
   // promotes to fp32, the softmax is kept in fp32 and the value matmul keeps a bf16 cast of the
   // probabilities without the sink column: per layer n·a·((s+1)·4 + s·2) instead of n·a·(s+1)·2.
-  json settings = {
-      {"model", "gpt-oss-20b"},     {"num_layers", 2},          {"seq_len", 4096},
-      {"micro_batch", 1},           {"param_dtype", "fp32"},    {"grad_dtype", "fp32"},
-      {"activation_dtype", "bf16"}, {"flash_attention", false}, {"model_code", "transformers"}};
+  json settings = transformers_run("gpt-oss-20b", 2, "fp32");
+  settings["activation_dtype"] = "bf16";
+  settings["flash_attention"] = false;
   Scenario s = resolve(settings);
   const StageEstimate plain = stage0(estimate(s, {.explain = false}));
   s.conventions.autocast_weight_cache = true;

@@ -5,6 +5,7 @@
 #include "training/layers/layer_terms.h"
 
 namespace vramplan {
+namespace {
 
 // transformers' DeepseekV2/V3 attention splits kv_b_proj's output into the no-rope K part and V
 // with torch.split: V is a view, so the attention kernel that saves V keeps the whole output
@@ -19,6 +20,8 @@ void add_mla_value(const Scenario& s, const Dims& d, SumBuilder& sum) {
   sum.add("kv_b output (V and the K part it is split from)", "n·a·(nope+v)·B/t",
           d.n * a * (mla.qk_nope_head_dim + mla.v_head_dim) * d.bytes / d.t);
 }
+
+}  // namespace
 
 void add_mla_attention(const Scenario& s, const Dims& d, bool frozen, SumBuilder& sum) {
   const MlaConfig& mla = s.model.mla;
