@@ -93,3 +93,23 @@ def test_item_is_answered_only_inside_answering_scalars():
             x.sum().item()
         with tracker.answering_scalars(2.0):
             assert x.sum().item() == 2.0
+
+
+def test_storage_resizes_outside_the_dispatcher_are_counted_when_they_happen():
+    # FSDP2 frees and re-allocates its unsharded parameters with UntypedStorage.resize_, which
+    # is no ATen op: the tracker must see the free at once, not at the next op on that tensor.
+    tracker = MemoryTracker("cpu")
+    with FakeTensorMode(), tracker:
+        gathered = torch.empty(4 * MIB, dtype=torch.uint8)
+        assert tracker.live == 4 * MIB
+        gathered.untyped_storage().resize_(0)  # FSDP2 free_storage
+        assert tracker.live == 0
+        tracker.set_phase("optimizer", 1)
+        torch.empty(MIB, dtype=torch.uint8)  # an op in a later phase sees the freed bytes gone
+        assert tracker.report.phase_peaks["optimizer"] == MIB
+        gathered.untyped_storage().resize_(4 * MIB)  # FSDP2 alloc_storage: a new peak at once
+        assert tracker.live == 4 * MIB
+        assert tracker.report.peak_bytes == 4 * MIB
+    # outside the tracker the method is the original again
+    assert torch.UntypedStorage.resize_ is not None
+    assert getattr(torch.UntypedStorage.resize_, "__qualname__", "").find("MemoryTracker") < 0

@@ -2,8 +2,12 @@
 
 Every tensor an ATen op returns is recorded by its *untyped storage*, so views and in-place
 results are counted once, and a storage is dropped when Python frees it (weakref callback).
-Storages that change size in place (FSDP2 frees and re-allocates its unsharded parameters with
-`resize_`) are re-measured after every op that touched them. Tensor subclasses (DTensor,
+Storages that change size in place are re-measured when they change: FSDP2 frees and
+re-allocates its unsharded parameters with `UntypedStorage.resize_`, which is no ATen op and so
+never reaches the dispatcher; while the tracker is active that method reports each resize to it
+(without this, every unsharded parameter would stay counted from its first all-gather until the
+next explicit `check_now`). Other in-place size changes are re-measured after every op that
+touched them. Tensor subclasses (DTensor,
 torchao's NF4Tensor) are flattened to the plain tensors that hold their bytes.
 
 At each new peak the live storages are split into categories. The invariant: a storage is
@@ -89,6 +93,42 @@ class MemoryTracker(TorchDispatchMode):
         self._pending = None
         self._serial = 0
         self.scalar_answer = None
+        self._storage_resize = None  # the original UntypedStorage.resize_ while active
+
+    def __enter__(self):
+        self._watch_storage_resizes()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            self._unwatch_storage_resizes()
+
+    def _watch_storage_resizes(self):
+        if self._storage_resize is not None:
+            return
+        original = self._storage_resize = torch.UntypedStorage.resize_
+        tracker = self
+
+        def resize_(storage, size):
+            out = original(storage, size)
+            tracker._storage_resized(storage)
+            return out
+
+        torch.UntypedStorage.resize_ = resize_
+
+    def _unwatch_storage_resizes(self):
+        if self._storage_resize is not None:
+            torch.UntypedStorage.resize_ = self._storage_resize
+            self._storage_resize = None
+
+    def _storage_resized(self, st):
+        k = self._key(st)
+        rec = self._records.get(k)
+        if rec is not None:
+            self._resize(k, rec, st.nbytes())
+            self._check_peak()
 
     # --- registration -------------------------------------------------------------------
     def _key(self, st):

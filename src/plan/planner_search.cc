@@ -345,6 +345,8 @@ void Worker::run(const Branch& b) {
   std::array<Wide, kMaxRankGroups> reserved_only;
   std::array<Wide, kMaxRankGroups> kept_outputs;
   std::array<Wide, kMaxRankGroups> freed_loss;
+  std::array<Wide, kMaxRankGroups> layer_freed;
+  std::array<int64_t, kMaxRankGroups> layers_held;
   for (bool sp : in.sps) {
     par.sequence_parallel = sp;
     layout.sequence_parallel = sp;
@@ -358,9 +360,11 @@ void Worker::run(const Branch& b) {
           par.schedule = schedule;
           layout.schedule = schedule;
           for (int g = 0; g < groups; ++g) {
-            reserved_only[g] = kept_outputs[g] = freed_loss[g] = 0;
+            reserved_only[g] = kept_outputs[g] = freed_loss[g] = layer_freed[g] = 0;
+            layers_held[g] = 0;
             other[g] = memory_.other_allocated(shape.group[g], terms, par, rc, m, &reserved_only[g],
-                                               &kept_outputs[g], &freed_loss[g]);
+                                               &kept_outputs[g], &freed_loss[g], &layer_freed[g],
+                                               &layers_held[g]);
           }
           for (size_t k = 0; k < modes.size(); ++k) {
             if (pruned[k]) continue;
@@ -370,9 +374,9 @@ void Worker::run(const Branch& b) {
             for (int g = 0; g < groups && !worst.overflow; ++g) {
               bool forward_backward = true;
               Wide hidden = 0;  // FSDP unit gradients under the freed logits: reserved only
-              const Wide allocated =
-                  memory_.rank_peak(states[k][g], other[g], m, par, &forward_backward,
-                                    kept_outputs[g], freed_loss[g], &hidden);
+              const Wide allocated = memory_.rank_peak(
+                  states[k][g], other[g], m, par, &forward_backward, kept_outputs[g], freed_loss[g],
+                  &hidden, layer_freed[g], layers_held[g]);
               const FastPeak rank =
                   memory_.finish(allocated, par, forward_backward ? reserved_only[g] + hidden : 0);
               if (rank.overflow || rank.device_bytes > worst.device_bytes ||

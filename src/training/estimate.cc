@@ -76,7 +76,8 @@ void erase_outside_step(const Context& c, StageEstimate& stage) {
   const bool fsdp = c.s.parallel.fsdp != FsdpMode::kNone;
   std::erase_if(stage.rows, [fsdp](const Row& r) {
     return is_activation_row(r) || r.component == kUnshardedStageRow ||
-           (fsdp && (r.component == kGatheredRow || r.component == kUnitGradientsRow ||
+           (fsdp && (r.component == kGatheredRow || r.component == kPrefetchedRow ||
+                     r.component == kPrefetchedReservedRow || r.component == kUnitGradientsRow ||
                      r.component == kUnitGradientsReservedRow));
   });
 }
@@ -134,10 +135,10 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, RowsAt row
   const int64_t grad_copy = has_fp32_grad_copy(c.s) ? row_bytes(stage, "master weights") : 0;
   // FSDP reshards every unit after its backward (FSDP2 post_backward): its gathered buffers are
   // gone by the optimizer step. DeepSpeed's ZeRO-3 live parameters are not modelled as freed.
-  const int64_t gathered =
-      c.s.parallel.fsdp != FsdpMode::kNone
-          ? row_bytes(stage, kGatheredRow) + row_bytes(stage, kUnitGradientsRow)
-          : 0;
+  const int64_t gathered = c.s.parallel.fsdp != FsdpMode::kNone
+                               ? row_bytes(stage, kGatheredRow) + row_bytes(stage, kPrefetchedRow) +
+                                     row_bytes(stage, kUnitGradientsRow)
+                               : 0;
   t.optimizer_step = all_tensors - activations - row_bytes(stage, kUnshardedStageRow) - gathered +
                      temporaries + grad_copy;
   t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");

@@ -156,6 +156,34 @@ void add_stage_outputs(const Context& c, const RankLayout& rank, StageBuilder& o
   out.add("pipeline stage outputs", std::move(t), CountsToward::kAllocated, kSourceStageOutputs);
 }
 
+// FSDP2 keeps a unit's reduce-scatter input (reduce dtype) until the next unit's post-backward
+// (FSDPCommContext.reduce_scatter_states, reduce_scatter_max_input_buffers = 1): the unit
+// gradients row (compute-dtype gradients + reduce-dtype input) is whole in the second layer's
+// backward, after the first layer to run its backward has freed its stored activations (the
+// larger kind on the rank, or a recomputed layer's kept input). In the first layer's backward
+// only the compute-dtype gradients exist, beside every activation. So the reduce-dtype part can
+// hide under one layer's activations. None where the activations are offloaded or of hybrid
+// kinds.
+Wide fsdp_post_backward_freed(const Context& c, const LayerMix& mix) {
+  if (c.s.parallel.fsdp == FsdpMode::kNone || c.s.offload.activations || c.s.model.is_hybrid())
+    return 0;
+  Wide stored = 0;
+  if (mix.dense > 0) stored = std::max(stored, c.dense_layer.bytes);
+  if (mix.moe > 0) stored = std::max(stored, c.moe_layer.bytes);
+  if (stored == 0 && mix.recomputed > 0) stored = c.layer_input.bytes;
+  return stored;
+}
+
+// The reduce-dtype part of the unit gradients row (estimate_states.cc add_gathered_params): the
+// reduce-scatter input of a mixed-precision policy. Without one the row counts the gradients
+// alone.
+Wide reduce_scatter_input_part(const Context& c, Wide unit_row) {
+  if (!c.s.conventions.fsdp_mixed_precision) return 0;
+  const Training& tr = c.s.training;
+  const Wide reduce = bytes_of(1, tr.reduce_dtype);
+  return unit_row * reduce / (bytes_of(1, tr.activation_dtype) + reduce);
+}
+
 }  // namespace
 
 void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out) {
@@ -232,6 +260,7 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   // The logits and loss are freed before the layers' backward: what the backward's working sets
   // (recompute, the math kernel's scratch) take of that memory adds nothing allocated.
   Wide freed_loss = rank.has_head ? head_loss(c, rank).bytes : 0;
+  const Wide layer_freed = fsdp_post_backward_freed(c, mix);
   if (mix.recomputed > 0) {
     // Backward re-runs one layer forward at a time; its full activations are alive meanwhile.
     // On the last stage the loss's backward and the LM head's have run by then and freed the
@@ -267,16 +296,47 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     out.add(kMathScratchRow, std::move(t), CountsToward::kAllocated, kSourceMathAttention);
     freed_loss -= hidden;
   }
-  // FSDP creates a unit's unsharded gradients in that unit's backward, after the loss's backward
-  // has freed the logits (FSDP2 post_backward reduce-scatters them and frees the buffers); a peak
-  // in the loss's backward holds none. What the freed logits' memory takes of them is reserved,
-  // as for the recompute working set.
-  if (c.s.parallel.fsdp != FsdpMode::kNone && freed_loss > 0) {
+  // With two layers on the rank the second one's backward prefetches nothing: the unit gradients'
+  // moment (fsdp_post_backward_freed) holds no prefetched buffers either.
+  const Wide prefetch_of_first =
+      rank.layers.size() == 2 ? out.row_bytes_of(kPrefetchedRow) : Wide{0};
+  // The layers FSDP prefetches in the backward (fsdp_backward_prefetched_params) are
+  // all-gathered from the last layer's pre-backward, after the loss's backward has freed the
+  // logits; what that memory takes of them is reserved, as for the recompute working set.
+  if (freed_loss > 0) {
     const Wide hidden = out.shrink(
-        kUnitGradientsRow, freed_loss,
+        kPrefetchedRow, freed_loss,
         fmt::format("less the logits and loss ({}) freed before them", short_bytes(freed_loss)));
-    Term pool{hidden, c.explain ? "the unit gradients' part that the freed logits' reserved "
+    freed_loss -= hidden;
+    Term pool{hidden, c.explain ? "the prefetched buffers' part that the freed logits' reserved "
                                   "segments do not take"
+                                : ""};
+    out.add(kPrefetchedReservedRow, std::move(pool), CountsToward::kReserved, kSourcePrefetch);
+  }
+  // FSDP creates a unit's unsharded gradients in that unit's backward and copies them into the
+  // reduce-scatter input at its post-backward (FSDP2 foreach_reduce), once the loss's backward
+  // has freed the logits; the input is whole beside the next layer's backward, once the first
+  // layer's activations are freed (fsdp_post_backward_freed). What the freed memory takes of them
+  // is reserved.
+  // With lazily created gradients and one microbatch the forward/backward holds no sharded
+  // gradients, but at that moment the first layer's (its reduce-scatter output) exist.
+  const Wide reduce_part = reduce_scatter_input_part(c, out.row_bytes_of(kUnitGradientsRow));
+  const Wide first_sharded = c.s.conventions.lazy_gradients && c.microbatches == 1
+                                 ? ceil_div(reduce_part, c.sharding.dense_group)
+                                 : 0;
+  const Wide under_layer =
+      std::min(std::max<Wide>(layer_freed + prefetch_of_first - first_sharded, 0), reduce_part);
+  if (c.s.parallel.fsdp != FsdpMode::kNone && freed_loss + under_layer > 0) {
+    const Wide hidden = out.shrink(
+        kUnitGradientsRow, freed_loss + under_layer,
+        under_layer > 0
+            ? fmt::format("less the logits and loss ({}) and the first layer's activations ({}) "
+                          "freed before them",
+                          short_bytes(freed_loss), short_bytes(under_layer))
+            : fmt::format("less the logits and loss ({}) freed before them",
+                          short_bytes(freed_loss)));
+    Term pool{hidden, c.explain ? "the unit gradients' part that the freed logits' and "
+                                  "activations' reserved segments do not take"
                                 : ""};
     out.add(kUnitGradientsReservedRow, std::move(pool), CountsToward::kReserved,
             kSourceUnitGradients);

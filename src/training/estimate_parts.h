@@ -19,6 +19,15 @@ namespace vramplan::estimate_parts {
 
 inline constexpr const char* kUnshardedStageRow = "unsharded params + grads";
 inline constexpr const char* kGatheredRow = "unsharded parameter buffers";
+// The layers FSDP prefetches in the backward (model_states.h fsdp_backward_prefetched_params);
+// their part hidden under the freed logits, reserved.
+inline constexpr const char* kPrefetchedRow = "prefetched parameter buffers";
+inline constexpr const char* kPrefetchedReservedRow =
+    "prefetched parameter buffers (reserved beside the logits)";
+inline constexpr const char* kSourcePrefetch =
+    "PyTorch FSDP2 _fsdp_param_group.py FSDPParamGroup.pre_backward (_backward_prefetch of the "
+    "next layer from a layer's pre-backward; the root's, which runs the loss, prefetches the "
+    "last layer, never resharded after forward)";
 // One FSDP unit's unsharded gradients (compute dtype, and the reduce-dtype copy of a mixed
 // policy) waiting for their reduce-scatter; their part hidden under the freed logits, reserved.
 inline constexpr const char* kUnitGradientsRow = "unit gradients (before reduce-scatter)";
@@ -47,6 +56,12 @@ class StageBuilder {
                               toward, std::move(term.formula), explain_ ? source : ""});
   }
   bool overflow() const { return overflow_; }
+  // The bytes of the row `component` added before (0 when there is none).
+  Wide row_bytes_of(std::string_view component) const {
+    for (const Row& r : stage_.rows)
+      if (r.component == component) return r.bytes;
+    return 0;
+  }
   // Takes up to `bytes` off the row `component` added before (removing it when nothing is left)
   // and says why in its formula; returns the bytes taken.
   Wide shrink(std::string_view component, Wide bytes, const std::string& why) {

@@ -301,18 +301,24 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
   const Wide rank_params = g.dense + g.expert;
   const Wide gathered =
       fsdp_gathered_params(conv, par, g.largest_unit, g.largest_layer, g.root, rank_params);
+  const Wide prefetched =
+      fsdp_backward_prefetched_params(conv, par, g.largest_layer, g.root, rank_params);
   const Wide grad_unit =
       gradients ? fsdp_gradient_unit(conv, par, g.largest_unit, g.largest_layer, g.root) : 0;
   const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : bits_of(tr.param_dtype);
   const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                 : bytes_of(1, tr.grad_dtype);
-  Term gather{ceil_div(gathered * gather_bits, 8), ""};
+  Term gather{ceil_div((gathered - prefetched) * gather_bits, 8), ""};
+  Term ahead{ceil_div(prefetched * gather_bits, 8), ""};
   Term unit_grads{grad_bytes * grad_unit, ""};
   if (c.explain) {
     const Wide live = conv.zero3_live_params;
     std::string params;
     if (par.fsdp == FsdpMode::kShardGradOp)
       params = fmt::format("all {} (reshard_after_forward=False)", group_digits(rank_params));
+    else if (prefetched > 0)
+      params = fmt::format("(root {} + the layer in use {})", group_digits(g.root),
+                           group_digits(g.largest_layer));
     else if (conv.fsdp_root_unit && par.fsdp != FsdpMode::kNone)
       params = fmt::format("(root {} + (1 + prefetch {})·largest layer {})", group_digits(g.root),
                            par.fsdp_prefetch, group_digits(g.largest_layer));
@@ -324,6 +330,11 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
                            group_digits(live));
     gather.formula = fmt::format("{}·{} B{}", params, static_cast<double>(gather_bits) / 8,
                                  mixed ? " (compute dtype)" : "");
+    ahead.formula = fmt::format(
+        "prefetch {}·largest layer {}·{} B{}, all-gathered from the "
+        "next layer's pre-backward",
+        par.fsdp_prefetch, group_digits(g.largest_layer), static_cast<double>(gather_bits) / 8,
+        mixed ? " (compute dtype)" : "");
     unit_grads.formula = fmt::format(
         "{}·{} B gradients{} of one unit ({}) until its reduce-scatter", group_digits(grad_unit),
         static_cast<int64_t>(grad_bytes), mixed ? " (compute + reduce dtype)" : "",
@@ -332,6 +343,7 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
   }
   const char* source = conv.fsdp_root_unit ? kSourceGatherRoot : kSourceGather;
   out.add(kGatheredRow, std::move(gather), CountsToward::kAllocated, source);
+  out.add(kPrefetchedRow, std::move(ahead), CountsToward::kAllocated, kSourcePrefetch);
   out.add(kUnitGradientsRow, std::move(unit_grads), CountsToward::kAllocated, source);
 }
 

@@ -41,6 +41,12 @@ int64_t row(const Estimate& e, const std::string& component) {
   return -1;  // absent
 }
 
+// The layers prefetched in the backward: allocated, or reserved where the freed logits hide them.
+int64_t prefetched(const Estimate& e) {
+  return std::max<int64_t>(row(e, "prefetched parameter buffers"), 0) +
+         std::max<int64_t>(row(e, "prefetched parameter buffers (reserved beside the logits)"), 0);
+}
+
 // One unit's unsharded gradients: allocated, or reserved where the freed logits hide them.
 int64_t unit_gradients(const Estimate& e) {
   return std::max<int64_t>(row(e, "unit gradients (before reduce-scatter)"), 0) +
@@ -89,7 +95,8 @@ TEST(FsdpUnits, TheRootUnitStaysGatheredBesideTheLayersInFlight) {
   nlohmann::json settings = llama();
   settings["fsdp_root_unit"] = true;
   const Estimate e = run(settings);
-  EXPECT_EQ(row(e, "unsharded parameter buffers"), (kEmbedding + kHead + 2 * kLayer) * 2);
+  EXPECT_EQ(row(e, "unsharded parameter buffers"), (kEmbedding + kHead + kLayer) * 2);
+  EXPECT_EQ(prefetched(e), kLayer * 2);
   // The unit whose gradients wait for their reduce-scatter is a layer: the root's are reduced
   // at the end of the backward.
   EXPECT_EQ(unit_gradients(e), kLayer * (2 + 4));
@@ -99,8 +106,42 @@ TEST(FsdpUnits, TheRootUnitStaysGatheredBesideTheLayersInFlight) {
   settings["fsdp"] = "full_shard";
   settings["fsdp_mixed_precision"] = true;
   const Estimate hf = run(settings);
-  EXPECT_EQ(row(hf, "unsharded parameter buffers"), (kEmbedding + kHead + 2 * kLayer) * 2);
+  EXPECT_EQ(row(hf, "unsharded parameter buffers"), (kEmbedding + kHead + kLayer) * 2);
+  EXPECT_EQ(prefetched(hf), kLayer * 2);
   EXPECT_EQ(unit_gradients(hf), kLayer * (2 + 4));
+}
+
+TEST(FsdpUnits, TheBackwardPrefetchComesAfterTheLogitsAreFreed) {
+  // FSDP2's root runs the loss's backward with the last layer gathered (never resharded after
+  // forward); the next layer is prefetched from the last layer's pre-backward, once the logits
+  // (5.9 GiB here) are freed: reserved beside them, not allocated.
+  nlohmann::json settings = llama();
+  settings["fsdp_root_unit"] = true;
+  const Estimate e = run(settings);
+  EXPECT_EQ(row(e, "prefetched parameter buffers"), -1);
+  EXPECT_EQ(row(e, "prefetched parameter buffers (reserved beside the logits)"), kLayer * 2);
+  // Every unit stays gathered with reshard_after_forward off: nothing is prefetched.
+  settings["fsdp"] = "shard_grad_op";
+  EXPECT_EQ(prefetched(run(settings)), 0);
+}
+
+TEST(FsdpUnits, TheReduceScatterInputWaitsBesideTheNextLayersBackward) {
+  // FSDP2 keeps a unit's reduce-scatter input until the next unit's post-backward: the unit
+  // gradients are whole once the first layer's activations are freed, so beyond the logits
+  // that memory hides their fp32 part too (64 tokens: logits far below one layer's gradients).
+  nlohmann::json settings = llama();
+  settings["fsdp_root_unit"] = true;
+  settings["fsdp_mixed_precision"] = true;
+  settings["seq_len"] = 64;
+  const Estimate e = run(settings);
+  const int64_t logits = row(e, "logits + loss");
+  const int64_t reserved = row(e, "unit gradients (reserved beside the logits)");
+  ASSERT_GT(logits, 0);
+  EXPECT_GT(reserved, 0);
+  EXPECT_EQ(unit_gradients(e), kLayer * (2 + 4));
+  // What the prefetch left of the logits, plus at most the fp32 part.
+  EXPECT_GT(reserved + std::max<int64_t>(row(e, "prefetched parameter buffers"), 0), logits);
+  EXPECT_LE(reserved, logits + kLayer * 4);
 }
 
 TEST(FsdpUnits, ReshardAfterForwardOffGathersEveryUnitOverTheStoredShard) {

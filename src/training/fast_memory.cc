@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "training/activations.h"
 #include "training/chunk_split.h"
@@ -293,6 +294,11 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
     if (par.fsdp != FsdpMode::kNone) {
       out.unsharded = bytes;
       out.unit_gradients = grad_bytes * grad_unit;
+      out.unit_reduce_part = mixed ? bytes_of(1, tr.reduce_dtype) * grad_unit : 0;
+      out.prefetched = ceil_div(
+          fsdp_backward_prefetched_params(conv, par, g.largest_layer, g.root, g.dense + g.expert) *
+              gather_bits,
+          8);
     }
     total += bytes;
   }
@@ -319,14 +325,23 @@ bool FastMemoryModel::holds_moe_layer(const RankGroup& group) const {
 
 Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microbatches,
                                 const Parallelism& par, bool* forward_backward_peak,
-                                Wide persistent, Wide freed_loss, Wide* hidden) const {
+                                Wide persistent, Wide freed_loss, Wide* hidden, Wide layer_freed,
+                                int64_t layers_held) const {
   const bool chunk_by_chunk = backward_chunk_by_chunk(par, microbatches);
   const Wide unsharded = r.unsharded - (chunk_by_chunk ? r.chunk_by_chunk_saving : 0);
   const Wide states = r.states - r.unsharded + unsharded;
   const bool grads_absent =
       base_.conventions.lazy_gradients && (microbatches == 1 || r.unsharded_stage);
-  // estimate_activations.cc: FSDP's unit gradients come after the logits are freed
-  const Wide unit_hidden = std::min(r.unit_gradients, freed_loss);
+  // estimate_activations.cc: FSDP's prefetch and unit gradients come after the logits are freed
+  const Wide prefetch_hidden = std::min(r.prefetched, freed_loss);
+  const Wide first_sharded = base_.conventions.lazy_gradients && microbatches == 1
+                                 ? ceil_div(r.unit_reduce_part, sharding_of(par).dense_group)
+                                 : 0;
+  const Wide first_freed =
+      std::max<Wide>(layer_freed + (layers_held == 2 ? r.prefetched : 0) - first_sharded, 0);
+  const Wide unit_hidden =
+      prefetch_hidden + std::min(r.unit_gradients, freed_loss - prefetch_hidden +
+                                                       std::min(first_freed, r.unit_reduce_part));
   if (hidden) *hidden = unit_hidden;
   Wide absent = grads_absent ? r.gradients : 0;
   if (!grads_absent && base_.conventions.lazy_gradients && par.schedule == Schedule::kGPipe &&
@@ -463,7 +478,8 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
 Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTerms& terms,
                                       const Parallelism& par, Recompute recompute,
                                       int64_t microbatches, Wide* reserved_only, Wide* persistent,
-                                      Wide* freed_loss) const {
+                                      Wide* freed_loss, Wide* layer_freed,
+                                      int64_t* layers_held) const {
   const ModelConfig& m = base_.model;
   const int64_t in_flight = in_flight_chunks(par, group.first_rank, microbatches);
   const bool full = recompute == Recompute::kFull;
@@ -476,6 +492,13 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
   const Wide logits_alive = (par.schedule == Schedule::kGPipe && par.pp > 1) ? microbatches : 1;
   const Wide heads = logits_alive * (1 + m.mtp_layers);
   Wide loss = group.has_head ? terms.logits * heads - (heads - 1) * terms.loss_transient : 0;
+  Wide stored_layer = 0;  // estimate_activations.cc fsdp_post_backward_freed
+  if (dense > 0) stored_layer = std::max(stored_layer, terms.dense_layer);
+  if (moe > 0) stored_layer = std::max(stored_layer, terms.moe_layer);
+  if (stored_layer == 0 && recomputed > 0) stored_layer = terms.layer_input;
+  if (layer_freed) *layer_freed = stored_layer;
+  const auto& held = group.class_layers;
+  if (layers_held) *layers_held = std::accumulate(held.begin(), held.end(), int64_t{0});
   if (recomputed > 0) {  // estimate_activations.cc: less the logits and loss freed before it
     const Wide working = std::max(terms.dense_layer, m.is_moe() ? terms.moe_layer : 0);
     total += working - std::min(working, loss);
@@ -557,13 +580,15 @@ FastPeak FastMemoryModel::evaluate(const Scenario& s) const {
   states_bytes(shape_of_layout, par, states.data());
   FastPeak peak;
   for (int i = 0; i < shape_of_layout.groups; ++i) {
-    Wide reserved_only = 0, persistent = 0, freed_loss = 0;
-    const Wide other = other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute,
-                                       m, &reserved_only, &persistent, &freed_loss);
+    Wide reserved_only = 0, persistent = 0, freed_loss = 0, layer_freed = 0;
+    int64_t layers_held = 0;
+    const Wide other =
+        other_allocated(shape_of_layout.group[i], terms, par, s.training.recompute, m,
+                        &reserved_only, &persistent, &freed_loss, &layer_freed, &layers_held);
     Wide hidden = 0;
     bool forward_backward_peak = true;
     const Wide allocated = rank_peak(states[i], other, m, par, &forward_backward_peak, persistent,
-                                     freed_loss, &hidden);
+                                     freed_loss, &hidden, layer_freed, layers_held);
     const FastPeak rank =
         finish(allocated, par, forward_backward_peak ? reserved_only + hidden : 0);
     if (rank.overflow) return rank;

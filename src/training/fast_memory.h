@@ -90,6 +90,12 @@ struct RankStates {
   // Of `unsharded`, one FSDP unit's gradients, which the freed logits' memory hides
   // (estimate_activations.cc).
   Wide unit_gradients = 0;
+  // Of `unsharded`, the layers prefetched in the backward (fsdp_backward_prefetched_params),
+  // which the freed logits' memory hides as well.
+  Wide prefetched = 0;
+  // Of `unit_gradients`, the reduce-scatter input of a mixed-precision policy, which one freed
+  // layer's activations hide (estimate_activations.cc reduce_scatter_input_part).
+  Wide unit_reduce_part = 0;
   // GEMM workspaces (estimate.cc add_beyond_tensors): alive in every phase; the grouped-GEMM
   // ones only on ranks holding an MoE layer.
   Wide workspaces = 0;
@@ -126,19 +132,24 @@ class FastMemoryModel {
   // the freed logits, which counts toward reserved memory only (estimate_activations.cc).
   // `persistent`, when given, receives the part of it that outlives the step (the last stage's
   // kept outputs), which the optimizer step holds too. `freed_loss`, when given, receives the
-  // logits' and loss's bytes the recompute working set left for FSDP's unit gradients.
+  // logits' and loss's bytes the recompute working set left for FSDP's unit gradients, and
+  // `layer_freed` what the first layer to run its backward frees by its post-backward
+  // (estimate_activations.cc fsdp_post_backward_freed), `layers_held` the decoder layers it holds.
   Wide other_allocated(const RankGroup& group, const ActivationTerms& terms,
                        const Parallelism& parallel, Recompute recompute, int64_t microbatches,
                        Wide* reserved_only = nullptr, Wide* persistent = nullptr,
-                       Wide* freed_loss = nullptr) const;
+                       Wide* freed_loss = nullptr, Wide* layer_freed = nullptr,
+                       int64_t* layers_held = nullptr) const;
   // One rank's allocated peak from its parts, as estimate.cc picks the larger phase: with lazy
   // gradients and one microbatch per step (or a stage kept unsharded) the backward holds no
   // sharded gradients; the optimizer step holds no activations nor unsharded stage.
-  // `freed_loss` (from other_allocated) hides FSDP's unit gradients in the forward/backward
-  // phase; `hidden`, when given, receives that part, which counts toward reserved memory only.
+  // `freed_loss` (from other_allocated) hides FSDP's backward prefetch and unit gradients in
+  // the forward/backward phase, `layer_freed` the unit gradients besides; `hidden`, when given,
+  // receives that part, which counts toward reserved memory only.
   Wide rank_peak(const RankStates& states, Wide other, int64_t microbatches,
                  const Parallelism& parallel, bool* forward_backward_peak = nullptr,
-                 Wide persistent = 0, Wide freed_loss = 0, Wide* hidden = nullptr) const;
+                 Wide persistent = 0, Wide freed_loss = 0, Wide* hidden = nullptr,
+                 Wide layer_freed = 0, int64_t layers_held = 0) const;
   // A lower bound of rank_peak over every activation size and microbatch count.
   Wide states_floor(const RankStates& states) const;
   // Allocated -> reserved -> device, as estimate.cc adds the allocator pool, CUDA context and

@@ -63,6 +63,22 @@ inline Wide fsdp_gathered_params(const Conventions& c, const Parallelism& p, Wid
   return gathered_params(std::min(in_flight, rank_params), c.zero3_live_params, rank_params);
 }
 
+// Of fsdp_gathered_params, the prefetched layers that exist only inside a layer's backward. With
+// Conventions::fsdp_root_unit the loss's backward runs in the root, whose pre-backward "prefetch"
+// is the last layer, already gathered; the next layer is all-gathered from the last layer's
+// pre-backward hook (FSDP2 FSDPParamGroup.pre_backward -> _backward_prefetch), once the root's
+// backward has freed the logits. So these never coexist with the logits and loss
+// (estimate_activations.cc hides them under the freed logits, as the unit gradients). 0 where
+// every unit stays gathered, without the root unit, or with a live-parameter budget.
+inline Wide fsdp_backward_prefetched_params(const Conventions& c, const Parallelism& p,
+                                            Wide largest_layer, Wide root, Wide rank_params) {
+  if (p.fsdp == FsdpMode::kShardGradOp || p.fsdp == FsdpMode::kNone ||
+      p.fsdp == FsdpMode::kNoShard || !c.fsdp_root_unit || c.zero3_live_params > 0)
+    return 0;
+  const Wide all = std::min(root + (1 + p.fsdp_prefetch) * largest_layer, rank_params);
+  return all - std::min(root + largest_layer, rank_params);
+}
+
 // The unit whose unsharded gradients wait for their reduce-scatter while the activations are
 // alive: the largest one. With Conventions::fsdp_root_unit the root's gradients are reduced by
 // its post-backward at the very end of the backward, once the activations are freed, so the
