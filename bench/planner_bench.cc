@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "plan/planner_search.h"
-#include "training/fast_memory.h"
+#include "training/fast/fast_memory.h"
 #include "vramplan/io/plan_settings.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/plan/planner.h"

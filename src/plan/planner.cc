@@ -13,7 +13,7 @@
 #include "perf/step_time_offload.h"
 #include "plan/planner_offload.h"
 #include "plan/planner_search.h"
-#include "training/fast_memory.h"
+#include "training/fast/fast_memory.h"
 #include "training/scenario_checks.h"
 #include "vramplan/training/estimate.h"
 #include "vramplan/training/frameworks.h"

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "training/fast_memory.h"
+#include "training/fast/fast_memory.h"
 #include "vramplan/perf/step_time.h"
 #include "vramplan/plan/layout_space.h"
 #include "vramplan/plan/planner.h"

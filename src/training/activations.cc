@@ -361,6 +361,15 @@ Wide loss_backward_transient(const Scenario& s) {
   return tokens_per_rank(s) * ceil_div(padded_vocab(s), t) * 8;
 }
 
+Wide loss_backward_only(const Scenario& s) {
+  if (s.conventions.model_code != ModelCode::kTransformers) return 0;
+  const Wide b = bytes_of(1, s.training.activation_dtype);
+  const Wide forward = b + (b < 4 ? 4 : 0) + 4;
+  const Wide backward = std::max<Wide>(s.conventions.loss_bytes_per_logit, b);
+  return tokens_per_rank(s) * ceil_div(padded_vocab(s), s.parallel.tp) *
+         std::max<Wide>(backward - forward, 0);
+}
+
 Wide last_stage_output_bytes(const Scenario& s) {
   const Wide t = s.parallel.tp;
   return tokens_per_rank(s) * ceil_div(padded_vocab(s), t) *

@@ -116,6 +116,10 @@ Term logits_and_loss(const Scenario& s, bool explain);
 // gradients, 8 B per logit). With several microbatches' losses alive (GPipe) the rest is kept
 // per microbatch, this once.
 Wide loss_backward_transient(const Scenario& s);
+// Of logits_and_loss, what only its backward holds beyond its forward (transformers'
+// ForCausalLMLoss: the forward's logits, fp32 copy and log_softmax, B + 4 + 4 bytes per logit, no
+// copy when the logits are fp32 already; the backward's L). 0 for other model code.
+Wide loss_backward_only(const Scenario& s);
 
 // One microbatch's output of the last pipeline stage, the logits in the activation dtype
 // (Conventions::pipeline_keeps_last_outputs).

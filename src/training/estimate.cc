@@ -76,9 +76,11 @@ void erase_outside_step(const Context& c, StageEstimate& stage) {
   const bool fsdp = c.s.parallel.fsdp != FsdpMode::kNone;
   std::erase_if(stage.rows, [fsdp](const Row& r) {
     return is_activation_row(r) || r.component == kUnshardedStageRow ||
-           (fsdp && (r.component == kGatheredRow || r.component == kPrefetchedRow ||
-                     r.component == kPrefetchedReservedRow || r.component == kUnitGradientsRow ||
-                     r.component == kUnitGradientsReservedRow));
+           (fsdp &&
+            (r.component == kGatheredRow || r.component == kPrefetchedRow ||
+             r.component == kRetainedGatherRow || r.component == kRetainedGatherReservedRow ||
+             r.component == kLossBackwardReservedRow || r.component == kPrefetchedReservedRow ||
+             r.component == kUnitGradientsRow || r.component == kUnitGradientsReservedRow));
   });
 }
 
@@ -137,6 +139,7 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, RowsAt row
   // gone by the optimizer step. DeepSpeed's ZeRO-3 live parameters are not modelled as freed.
   const int64_t gathered = c.s.parallel.fsdp != FsdpMode::kNone
                                ? row_bytes(stage, kGatheredRow) + row_bytes(stage, kPrefetchedRow) +
+                                     row_bytes(stage, kRetainedGatherRow) +
                                      row_bytes(stage, kUnitGradientsRow)
                                : 0;
   t.optimizer_step = all_tensors - activations - row_bytes(stage, kUnshardedStageRow) - gathered +

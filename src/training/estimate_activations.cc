@@ -174,6 +174,17 @@ Wide fsdp_post_backward_freed(const Context& c, const LayerMix& mix) {
   return stored;
 }
 
+// The gathered bytes of the first layer to run its backward, resharded after it
+// (model_states.h fsdp_resharded_after_backward_params).
+Wide resharded_first_layer_bytes(const Context& c, const RankLayout& rank) {
+  const Training& tr = c.s.training;
+  const Wide layer = fsdp_resharded_after_backward_params(
+      c.s.conventions, c.s.parallel, gpu_params(c.s, c.counts, rank).largest_layer);
+  const DType gathered =
+      c.s.conventions.fsdp_mixed_precision ? tr.activation_dtype : tr.param_dtype;
+  return ceil_div(layer * bits_of(gathered), 8);
+}
+
 // The reduce-dtype part of the unit gradients row (estimate_states.cc add_gathered_params): the
 // reduce-scatter input of a mixed-precision policy. Without one the row counts the gradients
 // alone.
@@ -260,6 +271,22 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   // The logits and loss are freed before the layers' backward: what the backward's working sets
   // (recompute, the math kernel's scratch) take of that memory adds nothing allocated.
   Wide freed_loss = rank.has_head ? head_loss(c, rank).bytes : 0;
+  // FSDP2's last forward all-gather output lives through the forward's loss, not its backward:
+  // the loss moment is the larger of the two (add_head_terms takes the backward-only part off
+  // the logits where the forward is larger). Either way it is gone by the layers' backward.
+  if (const Wide kept = out.row_bytes_of(kRetainedGatherRow); kept > 0) {
+    const Wide backward_only = rank.has_head ? loss_backward_only(c.s) : 0;
+    if (kept <= backward_only) {
+      out.shrink(kRetainedGatherRow, kept,
+                 fmt::format("freed before the loss's backward, which holds more ({})",
+                             short_bytes(backward_only)));
+      out.add(kRetainedGatherReservedRow,
+              Term{kept, c.explain ? "the kept all-gather output's segments" : ""},
+              CountsToward::kReserved, kSourceRetainedGather);
+    } else {
+      freed_loss += kept - backward_only;
+    }
+  }
   const Wide layer_freed = fsdp_post_backward_freed(c, mix);
   if (mix.recomputed > 0) {
     // Backward re-runs one layer forward at a time; its full activations are alive meanwhile.
@@ -324,8 +351,9 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   const Wide first_sharded = c.s.conventions.lazy_gradients && c.microbatches == 1
                                  ? ceil_div(reduce_part, c.sharding.dense_group)
                                  : 0;
-  const Wide under_layer =
-      std::min(std::max<Wide>(layer_freed + prefetch_of_first - first_sharded, 0), reduce_part);
+  const Wide resharded = resharded_first_layer_bytes(c, rank);
+  const Wide under_layer = std::min(
+      std::max<Wide>(layer_freed + prefetch_of_first + resharded - first_sharded, 0), reduce_part);
   if (c.s.parallel.fsdp != FsdpMode::kNone && freed_loss + under_layer > 0) {
     const Wide hidden = out.shrink(
         kUnitGradientsRow, freed_loss + under_layer,
@@ -372,6 +400,17 @@ void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out)
           CountsToward::kAllocated, kSourceActivations);
   const int64_t mtp = c.s.model.mtp_layers;
   out.add("logits + loss", head_loss(c, rank), CountsToward::kAllocated, kSourceLogits);
+  // The forward's loss with FSDP2's kept all-gather output is the larger loss moment
+  // (add_activations): the loss's backward-only part is not allocated then.
+  if (out.row_bytes_of(kRetainedGatherRow) > 0) {
+    const Wide backward_only = loss_backward_only(c.s);
+    const Wide taken = out.shrink("logits + loss", backward_only,
+                                  fmt::format("less the backward's part ({}): the forward's loss "
+                                              "with the kept all-gather output is the peak",
+                                              short_bytes(backward_only)));
+    out.add(kLossBackwardReservedRow, Term{taken, c.explain ? "the loss's backward-only part" : ""},
+            CountsToward::kReserved, kSourceLogits);
+  }
   if (c.s.conventions.pipeline_keeps_last_outputs && c.s.parallel.pp > 1) {
     Term kept{Wide{c.microbatches} * last_stage_output_bytes(c.s), ""};
     if (c.explain)

@@ -24,6 +24,19 @@ inline constexpr const char* kGatheredRow = "unsharded parameter buffers";
 inline constexpr const char* kPrefetchedRow = "prefetched parameter buffers";
 inline constexpr const char* kPrefetchedReservedRow =
     "prefetched parameter buffers (reserved beside the logits)";
+// FSDP2's last forward all-gather output, kept through the loss's forward
+// (model_states.h fsdp_retained_gather_params); where the loss's backward holds more than that,
+// reserved.
+inline constexpr const char* kRetainedGatherRow = "last all-gather output (kept through the loss)";
+inline constexpr const char* kRetainedGatherReservedRow =
+    "last all-gather output (reserved beside the logits)";
+// The loss's backward-only part (activations.h loss_backward_only) where the forward's loss with
+// the kept all-gather output is the larger moment: reserved.
+inline constexpr const char* kLossBackwardReservedRow =
+    "loss backward (reserved beside the all-gather output)";
+inline constexpr const char* kSourceRetainedGather =
+    "PyTorch FSDP2 _fsdp_param_group.py FSDPParamGroup.wait_for_unshard (all_gather_state: the "
+    "forward's last all-gather output, freed by the root's _post_forward)";
 inline constexpr const char* kSourcePrefetch =
     "PyTorch FSDP2 _fsdp_param_group.py FSDPParamGroup.pre_backward (_backward_prefetch of the "
     "next layer from a layer's pre-backward; the root's, which runs the loss, prefetches the "

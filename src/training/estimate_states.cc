@@ -303,6 +303,8 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
       fsdp_gathered_params(conv, par, g.largest_unit, g.largest_layer, g.root, rank_params);
   const Wide prefetched =
       fsdp_backward_prefetched_params(conv, par, g.largest_layer, g.root, rank_params);
+  const Wide retained =
+      fsdp_retained_gather_params(conv, par, g.largest_layer, c.sharding.dense_group);
   const Wide grad_unit =
       gradients ? fsdp_gradient_unit(conv, par, g.largest_unit, g.largest_layer, g.root) : 0;
   const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : bits_of(tr.param_dtype);
@@ -310,6 +312,7 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
                                 : bytes_of(1, tr.grad_dtype);
   Term gather{ceil_div((gathered - prefetched) * gather_bits, 8), ""};
   Term ahead{ceil_div(prefetched * gather_bits, 8), ""};
+  Term kept{ceil_div(retained * gather_bits, 8), ""};
   Term unit_grads{grad_bytes * grad_unit, ""};
   if (c.explain) {
     const Wide live = conv.zero3_live_params;
@@ -330,6 +333,10 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
                            group_digits(live));
     gather.formula = fmt::format("{}·{} B{}", params, static_cast<double>(gather_bits) / 8,
                                  mixed ? " (compute dtype)" : "");
+    kept.formula = fmt::format(
+        "the last layer's flat all-gather output {}·{} B, kept to the "
+        "root's post-forward",
+        group_digits(g.largest_layer), static_cast<double>(gather_bits) / 8);
     ahead.formula = fmt::format(
         "prefetch {}·largest layer {}·{} B{}, all-gathered from the "
         "next layer's pre-backward",
@@ -344,6 +351,7 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
   const char* source = conv.fsdp_root_unit ? kSourceGatherRoot : kSourceGather;
   out.add(kGatheredRow, std::move(gather), CountsToward::kAllocated, source);
   out.add(kPrefetchedRow, std::move(ahead), CountsToward::kAllocated, kSourcePrefetch);
+  out.add(kRetainedGatherRow, std::move(kept), CountsToward::kAllocated, kSourceRetainedGather);
   out.add(kUnitGradientsRow, std::move(unit_grads), CountsToward::kAllocated, source);
 }
 

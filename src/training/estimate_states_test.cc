@@ -125,6 +125,45 @@ TEST(FsdpUnits, TheBackwardPrefetchComesAfterTheLogitsAreFreed) {
   EXPECT_EQ(prefetched(run(settings)), 0);
 }
 
+TEST(FsdpUnits, TheLastAllGatherOutputLivesThroughTheForwardsLoss) {
+  // FSDP2 keeps the forward's last all-gather output (the last layer's flat buffer) until the
+  // root's post-forward; transformers computes the loss inside the root's forward. Mistral's
+  // 32,768-token vocabulary: the forward's loss with that buffer (one layer, bf16) is the larger
+  // loss moment, so the backward's extra 2 B per logit is not allocated then.
+  nlohmann::json settings = llama();
+  settings["model"] = "Mistral-7B-v0.3";
+  settings["fsdp_root_unit"] = true;
+  const Estimate e = run(settings);
+  EXPECT_EQ(row(e, "last all-gather output (kept through the loss)"), kLayer * 2);
+  EXPECT_EQ(row(e, "loss backward (reserved beside the all-gather output)"),
+            int64_t{4096} * 32768 * 2);
+  // Llama's 128,256 tokens: the loss's backward holds more than the buffer, which is freed
+  // before it: reserved.
+  settings["model"] = "Llama-3.1-8B";
+  const Estimate llama_e = run(settings);
+  EXPECT_EQ(row(llama_e, "last all-gather output (kept through the loss)"), -1);
+  EXPECT_EQ(row(llama_e, "last all-gather output (reserved beside the logits)"), kLayer * 2);
+  // torchtitan's own model computes the loss outside the model: nothing is kept.
+  settings["model_code"] = "default";
+  const Estimate titan = run(settings);
+  EXPECT_EQ(row(titan, "last all-gather output (kept through the loss)"), -1);
+  EXPECT_EQ(row(titan, "last all-gather output (reserved beside the logits)"), -1);
+}
+
+TEST(FsdpUnits, ReshardAfterForwardOffStillReshardsEachLayerAfterItsBackward) {
+  // With every layer gathered to its backward, the first layer to run its backward is resharded
+  // after it: by the unit gradients' moment its gathered bytes are free as well.
+  nlohmann::json settings = llama();
+  settings["fsdp_root_unit"] = true;
+  settings["fsdp_mixed_precision"] = true;
+  settings["seq_len"] = 64;
+  const int64_t full_shard = row(run(settings), "unit gradients (reserved beside the logits)");
+  settings["fsdp"] = "shard_grad_op";
+  const Estimate e = run(settings);
+  EXPECT_EQ(unit_gradients(e), kLayer * (2 + 4));
+  EXPECT_GT(row(e, "unit gradients (reserved beside the logits)"), full_shard);
+}
+
 TEST(FsdpUnits, TheReduceScatterInputWaitsBesideTheNextLayersBackward) {
   // FSDP2 keeps a unit's reduce-scatter input until the next unit's post-backward: the unit
   // gradients are whole once the first layer's activations are freed, so beyond the logits

@@ -79,6 +79,34 @@ inline Wide fsdp_backward_prefetched_params(const Conventions& c, const Parallel
   return all - std::min(root + largest_layer, rank_params);
 }
 
+// Parameters whose all-gather output FSDP2 keeps through the loss's forward: in the forward
+// each all-gather's flat output is kept until the next all-gather's copy-in, and the last one
+// (the last layer's) until the root's post-forward (FSDPParamGroup.wait_for_unshard ->
+// FSDPCommContext.all_gather_state, released by FSDPState._post_forward of the root). With
+// Conventions::fsdp_root_unit and transformers' model code the loss runs inside the root's
+// forward (ForCausalLM with labels), so that buffer, one layer in the compute dtype, is alive
+// beside the forward's logits and loss. 0 otherwise (torchtitan computes the loss outside the
+// model; a group of one rank keeps nothing; pipeline stages are not roots of the whole model).
+inline Wide fsdp_retained_gather_params(const Conventions& c, const Parallelism& p,
+                                        Wide largest_layer, Wide fsdp_group) {
+  const bool sharded = p.fsdp == FsdpMode::kFullShard || p.fsdp == FsdpMode::kHybridShard ||
+                       p.fsdp == FsdpMode::kShardGradOp;
+  if (!sharded || !c.fsdp_root_unit || c.model_code != ModelCode::kTransformers ||
+      fsdp_group <= 1 || p.pp > 1)
+    return 0;
+  return largest_layer;
+}
+
+// Parameters the first layer to run its backward has resharded by the unit gradients' moment
+// (estimate_activations.cc fsdp_post_backward_freed): with reshard_after_forward=False every
+// layer stays gathered to its backward, and FSDP resharded it after (FSDP2 post_backward:
+// reshard_after_backward, on by default; FSDP1 SHARD_GRAD_OP likewise). Only with
+// Conventions::fsdp_root_unit, where that first layer is the last decoder layer.
+inline Wide fsdp_resharded_after_backward_params(const Conventions& c, const Parallelism& p,
+                                                 Wide largest_layer) {
+  return p.fsdp == FsdpMode::kShardGradOp && c.fsdp_root_unit ? largest_layer : 0;
+}
+
 // The unit whose unsharded gradients wait for their reduce-scatter while the activations are
 // alive: the largest one. With Conventions::fsdp_root_unit the root's gradients are reduced by
 // its post-backward at the very end of the backward, once the activations are freed, so the

@@ -49,7 +49,8 @@ Category category_of(const Row& r) {
   if (c == "weights" || c == "master weights" || c == "adapter weights" ||
       c == "adapter master weights" || c == "fp8 weight copies" || has("frozen") ||
       c.rfind("embeddings, norms", 0) == 0 || c == "unsharded parameter buffers" ||
-      c == "prefetched parameter buffers" || c == "unsharded params + grads")
+      c == "prefetched parameter buffers" ||
+      c == "last all-gather output (kept through the loss)" || c == "unsharded params + grads")
     return Category::kParameters;
   if (has("gradient")) return Category::kGradients;
   if (has("optimizer states")) return Category::kOptimizerStates;

@@ -96,6 +96,9 @@ struct RankStates {
   // Of `unit_gradients`, the reduce-scatter input of a mixed-precision policy, which one freed
   // layer's activations hide (estimate_activations.cc reduce_scatter_input_part).
   Wide unit_reduce_part = 0;
+  // The first layer's gathered bytes, resharded after its backward
+  // (fsdp_resharded_after_backward_params).
+  Wide resharded_first = 0;
   // GEMM workspaces (estimate.cc add_beyond_tensors): alive in every phase; the grouped-GEMM
   // ones only on ranks holding an MoE layer.
   Wide workspaces = 0;

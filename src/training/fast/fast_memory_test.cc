@@ -1,4 +1,4 @@
-#include "training/fast_memory.h"
+#include "training/fast/fast_memory.h"
 
 #include <gtest/gtest.h>
 
