@@ -14,6 +14,7 @@ from .memory_sections import (
 from .gpu_section import gpu_section
 from .reference_section import reference_section
 from .serving_section import serving_section
+from .published_section import published_section
 from .throughput_sections import throughput_sections
 
 REGENERATE = "scripts/accuracy_report.sh"
@@ -42,4 +43,5 @@ def markdown(report, throughput=None, peers=None):
     ]
     if throughput is not None:
         parts += throughput_sections(throughput)
+        parts += published_section(throughput.get("published"))
     return "\n\n".join("\n".join(p) for p in parts if p) + "\n"

@@ -189,7 +189,8 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
                 "serving_published.csv): predicted vs logged, per row");
   cmd->add_flag("--throughput", args->throughput,
                 "step time instead of memory: predicted vs measured tokens/s per GPU and MFU of "
-                "the Ultra-Scale Playbook sweep, per row and per model");
+                "the Ultra-Scale Playbook sweep, per row and per model, and vs the published "
+                "throughput of named layouts (data/measurements/published_throughput.csv)");
   cmd->add_flag("--calibrate", args->calibrate,
                 "refit the step-time constants on the calibration models and print them");
   cmd->add_flag("--planner", args->planner,

@@ -12,6 +12,28 @@
 namespace vramplan::cli {
 namespace {
 
+void print_published(const PublishedReport& report, bool rows) {
+  std::cout << "Published throughput (data/measurements/published_throughput.csv; no constant "
+               "fitted on it; held out: Qwen3, Llama 2)\n";
+  if (rows) {
+    for (const PublishedRow& r : report.rows) {
+      if (r.skipped) {
+        std::cout << fmt::format("{:<44} {:>5} skipped: {}\n", r.id, r.gpus, r.reason);
+        continue;
+      }
+      std::cout << fmt::format("{:<44} {:>5} {:>9.0f} {:>9.0f} {:>+7.1f}%\n", r.id, r.gpus,
+                               r.measured_tok_s, r.predicted_tok_s, r.error_pct());
+    }
+  }
+  std::cout << fmt::format("{:<28} {:>5} {:>8} {:>10} {:>9} {:>8} {:>10}\n", "group", "rows",
+                           "skipped", "median|e|", "p90|e|", "bias", "rho tok/s");
+  for (const PublishedSummary& s : report.summaries)
+    std::cout << fmt::format("{:<28} {:>5} {:>8} {:>9.1f}% {:>8.1f}% {:>+7.1f}% {:>10.3f}\n",
+                             s.group, s.rows, s.skipped, s.median_abs_pct, s.p90_abs_pct,
+                             s.bias_pct, s.spearman);
+  std::cout << "\n";
+}
+
 void print_table(const ThroughputReport& report, bool rows) {
   if (rows) {
     std::cout << fmt::format("{:<40} {:>5} {:>9} {:>9} {:>8} {:>7} {:>7} {:>8}\n", "run", "gpus",
@@ -39,6 +61,7 @@ void print_table(const ThroughputReport& report, bool rows) {
         s.median_abs_tok_pct, s.p90_abs_tok_pct, s.bias_tok_pct, s.median_abs_mfu_pct,
         s.spearman_tok, s.spearman_mfu);
   std::cout << "\n";
+  print_published(report.published, rows);
   for (const AccuracyTarget& t : report.targets)
     std::cout << fmt::format("{:<4} {:<52} {:>7.3f}  (target {} {})\n", t.met() ? "ok" : "MISS",
                              t.name, t.value, t.at_most ? "<=" : ">=", t.target);

@@ -349,6 +349,9 @@ Result<ThroughputReport> validate_throughput(const StepTimeConstants& constants)
   for (const std::string& name : names) report.summaries.push_back(summarise(report.rows, name));
   report.summaries.push_back(summarise(report.rows, "all"));
   add_targets(report);
+  Result<PublishedReport> published = validate_published_throughput(constants);
+  if (!published) return published.error();
+  report.published = std::move(published).value();
   return report;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "validation/published_throughput.h"
 #include "vramplan/base/error.h"
 #include "vramplan/perf/step_time.h"
 #include "vramplan/validation/validation.h"
@@ -48,6 +49,7 @@ struct ThroughputReport {
   std::vector<ThroughputSummary> summaries;  // per model, then "all"
   std::vector<AccuracyTarget> targets;
   StepTimeConstants constants;
+  PublishedReport published;  // the same constants on published throughput (published_throughput.h)
 };
 
 // The models the default constants were fitted on; the others are held out.

@@ -42,6 +42,39 @@ json step_time_constants_to_json(const StepTimeConstants& c) {
           {"inter_p2p_latency_s", c.inter_p2p_latency_s}};
 }
 
+json published_report_to_json(const PublishedReport& report) {
+  json out = {{"rows", json::array()}, {"summaries", json::array()}};
+  for (const PublishedRow& r : report.rows) {
+    json row = {{"id", r.id},
+                {"model", r.model},
+                {"gpu", r.gpu},
+                {"gpus", r.gpus},
+                {"framework", r.framework},
+                {"precision", r.precision},
+                {"held_out", r.held_out},
+                {"measured_tok_s_gpu", r.measured_tok_s},
+                {"skipped", r.skipped},
+                {"reason", r.reason},
+                {"notes", r.notes},
+                {"source", r.source}};
+    if (!r.skipped) {
+      row["predicted_tok_s_gpu"] = r.predicted_tok_s;
+      row["tok_error_pct"] = r.error_pct();
+      row["step_time"] = step_time_to_json(r.predicted);
+    }
+    out["rows"].push_back(row);
+  }
+  for (const PublishedSummary& s : report.summaries)
+    out["summaries"].push_back({{"group", s.group},
+                                {"rows", s.rows},
+                                {"skipped", s.skipped},
+                                {"median_abs_tok_pct", s.median_abs_pct},
+                                {"p90_abs_tok_pct", s.p90_abs_pct},
+                                {"bias_tok_pct", s.bias_pct},
+                                {"spearman_tok", s.spearman}});
+  return out;
+}
+
 json throughput_report_to_json(const ThroughputReport& report) {
   json out;
   out["constants"] = step_time_constants_to_json(report.constants);
@@ -80,6 +113,7 @@ json throughput_report_to_json(const ThroughputReport& report) {
                               {"target", t.target},
                               {"at_most", t.at_most},
                               {"met", t.met()}});
+  out["published"] = published_report_to_json(report.published);
   return out;
 }
 

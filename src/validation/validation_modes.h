@@ -18,6 +18,7 @@ nlohmann::json serving_validation_to_json(const ServingValidation& v);
 // The step-time constants by name (`validate --calibrate`, and --throughput's "constants").
 nlohmann::json step_time_constants_to_json(const StepTimeConstants& c);
 // `validate --throughput --format json`: {constants, rows[], summaries[], targets[]}.
+nlohmann::json published_report_to_json(const PublishedReport& report);
 nlohmann::json throughput_report_to_json(const ThroughputReport& report);
 
 // The memory validation's gate (`validate --check`) over the targets of dataset `only` ("" =

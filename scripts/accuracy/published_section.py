@@ -1,0 +1,125 @@
+"""The step-time model against published throughput (`validate --throughput`, key `published`)."""
+
+from .markdown import cell, pct, signed_pct, table
+
+LARGEST_ERRORS = 10
+
+
+def compared_rows(published):
+    return [r for r in published.get("rows", []) if not r.get("skipped")]
+
+
+def skip_reasons(published):
+    """How many rows were left out, by reason (numbers in the reason kept: they name the model)."""
+    counts = {}
+    for r in published.get("rows", []):
+        if r.get("skipped"):
+            counts[r["reason"]] = counts.get(r["reason"], 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def summary(published, group):
+    for s in published.get("summaries", []):
+        if s["group"] == group:
+            return s
+    return None
+
+
+def finding(published):
+    """What the summaries say, in words computed from them (none when nothing was compared)."""
+    everything, held_out = summary(published, "all"), summary(published, "held out")
+    if not everything or not everything["rows"]:
+        return ""
+    bf16, fp8 = summary(published, "precision bf16"), summary(published, "precision fp8")
+    direction = "below" if everything["bias_tok_pct"] < 0 else "above"
+    text = (
+        f"Overall the prediction is a median {pct(abs(everything['bias_tok_pct']))} {direction} "
+        f"the published tokens/s, and orders the layouts with ρ = "
+        f"{everything['spearman_tok']:.2f}."
+    )
+    if bf16 and fp8 and bf16["rows"] and fp8["rows"]:
+        text += (
+            f" By precision: bf16 {signed_pct(bf16['bias_tok_pct'])}, fp8 "
+            f"{signed_pct(fp8['bias_tok_pct'])}."
+        )
+        if fp8["bias_tok_pct"] < bf16["bias_tok_pct"] - 10:
+            text += (
+                " The published fp8 runs gain more over bf16 than the model's fp8 speed-up "
+                "(docs/fp8.md) gives them."
+            )
+    if held_out and held_out["rows"]:
+        met = held_out["median_abs_tok_pct"] <= 10 and held_out["p90_abs_tok_pct"] <= 20
+        text += (
+            f" Held out: median {pct(held_out['median_abs_tok_pct'])}, p90 "
+            f"{pct(held_out['p90_abs_tok_pct'])} against the targets of 10% and 20%: "
+            + ("met." if met else "not met yet.")
+        )
+    return text
+
+
+def published_section(published):
+    if not published or not published.get("rows"):
+        return []
+    summaries = [
+        [
+            cell(s["group"]),
+            str(s["rows"]),
+            str(s["skipped"]),
+            pct(s["median_abs_tok_pct"]) if s["rows"] else "—",
+            pct(s["p90_abs_tok_pct"]) if s["rows"] else "—",
+            signed_pct(s["bias_tok_pct"]) if s["rows"] else "—",
+            f"{s['spearman_tok']:.3f}" if s["rows"] > 1 else "—",
+        ]
+        for s in published.get("summaries", [])
+    ]
+    rows = compared_rows(published)
+    worst = sorted(rows, key=lambda r: (-abs(r["tok_error_pct"]), r["id"]))[:LARGEST_ERRORS]
+    reasons = skip_reasons(published)
+    return [
+        [
+            "## Published throughput",
+            "",
+            "`vramplan validate --throughput` also predicts every row of "
+            "data/measurements/published_throughput.csv: tokens/s per GPU that NVIDIA's "
+            "Megatron-Bridge and NeMo performance summaries and torchtitan's benchmark tables "
+            "publish for named layouts (model, GPUs, TP/PP/CP/VP/EP, micro and global batch, "
+            "sequence length, precision; each row links its table). The layout goes through the "
+            "same settings reader as the CLI, on the catalog GPU and its 8-GPU node. No constant "
+            "was fitted on these rows: the constants are the Ultra-Scale fit above. The Qwen3 and "
+            "Llama 2 rows are the held-out part, named before any comparison, for when constants "
+            "are calibrated on the rest.",
+            "",
+            table(
+                ["group", "rows", "skipped", "median |error|", "p90 |error|", "bias", "ρ tokens/s"],
+                summaries,
+                "lrrrrrr",
+            ),
+            "",
+            finding(published),
+        ],
+        [
+            "### Rows left out",
+            "",
+            table(["reason", "rows"], [[cell(k), str(v)] for k, v in reasons], "lr"),
+        ],
+        [
+            "### Largest published-throughput errors",
+            "",
+            table(
+                ["row", "GPU", "GPUs", "precision", "measured tok/s", "predicted", "error"],
+                [
+                    [
+                        cell(r["id"]),
+                        r["gpu"],
+                        str(r["gpus"]),
+                        r["precision"],
+                        f"{r['measured_tok_s_gpu']:.0f}",
+                        f"{r['predicted_tok_s_gpu']:.0f}",
+                        signed_pct(r["tok_error_pct"]),
+                    ]
+                    for r in worst
+                ],
+                "llrlrrr",
+            ),
+        ],
+    ]

@@ -1,0 +1,218 @@
+#include "validation/published_throughput.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "base/csv.h"
+#include "base/embedded_data.h"
+#include "training/scenario_checks.h"
+#include "validation/dataset_rows.h"
+#include "validation/throughput_validation.h"
+#include "vramplan/io/scenario_io.h"
+#include "vramplan/perf/hardware.h"
+
+namespace vramplan {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPublished = "measurements/published_throughput.csv";
+
+// The catalog GPU a row was measured on; nullptr where the catalog has none (GB200's NVL72 racks,
+// for one, are another cluster than the catalog's 8-GPU nodes).
+const Gpu* catalog_gpu(const std::string& published) {
+  if (published == "b200") return builtin_gpus().find("b200-180gb");
+  return builtin_gpus().find(published);
+}
+
+// The fp8 recipe vramplan models for a published precision; "" where it models none. An unnamed
+// "FP8" is the framework's default of the time: Transformer Engine's delayed scaling in NeMo 2's
+// recipes, current (tensorwise) scaling in Megatron-Bridge (25.11 labels the same rows FP8-CS)
+// and in torchtitan's float8 (dynamic tensorwise by default).
+std::string fp8_recipe(const std::string& precision, const std::string& framework) {
+  if (precision == "bf16") return "none";
+  if (precision == "fp8-cs") return "tensorwise";
+  if (precision == "fp8-ds") return "delayed";
+  if (precision == "fp8-mx") return "mxfp8";
+  if (precision == "fp8-blockwise") return "blockwise";
+  if (precision == "fp8") return framework == "nemo" ? "delayed" : "tensorwise";
+  return "";
+}
+
+int64_t integer(const std::string& text, int64_t fallback) {
+  return text.empty() ? fallback : std::strtoll(text.c_str(), nullptr, 10);
+}
+
+// torchtitan's tables give the local (per-rank) batch without gradient accumulation: the global
+// batch is that times the data-parallel degree.
+int64_t global_batch_of(const CsvRow& r) {
+  if (!r["global_batch"].empty()) return integer(r["global_batch"], 1);
+  const int64_t model_parallel = integer(r["tp"], 1) * integer(r["pp"], 1) * integer(r["cp"], 1);
+  const int64_t dp = integer(r["dp"], integer(r["gpus"], 1) / std::max<int64_t>(model_parallel, 1));
+  return integer(r["micro_batch"], 1) * dp;
+}
+
+json settings_of(const CsvRow& r, const std::string& recipe) {
+  const std::string& framework = r["framework"];
+  json s = {{"model", r["hf_model"]},
+            {"gpu", catalog_gpu(r["gpu"])->id},
+            {"gpus", integer(r["gpus"], 1)},
+            {"tp", integer(r["tp"], 1)},
+            {"pp", integer(r["pp"], 1)},
+            {"cp", integer(r["cp"], 1)},
+            {"micro_batch", integer(r["micro_batch"], 1)},
+            {"global_batch", global_batch_of(r)},
+            {"seq_len", integer(r["seq_len"], 4096)},
+            {"framework", framework == "torchtitan" ? "torchtitan" : "megatron"},
+            {"fp8", recipe}};
+  if (integer(r["vp"], 1) > 1) s["vpp"] = integer(r["vp"], 1);
+  if (integer(r["ep"], 1) > 1) s["ep"] = integer(r["ep"], 1);
+  if (!r["etp"].empty()) s["etp"] = integer(r["etp"], 1);
+  if (!r["recompute"].empty()) s["recompute"] = r["recompute"];
+  return s;
+}
+
+// Reads a row's layout. Where pp·vp does not divide the layers, Megatron-Bridge's recipes count
+// the embedding and the loss as pipeline layers (account_for_embedding_in_pipeline_split,
+// account_for_loss_in_pipeline_split): vramplan's embedding_stage / loss_stage, split evenly.
+Result<ResolvedScenario> accepted_layout(const json& settings) {
+  Result<ResolvedScenario> r = resolve_scenario(settings, nullptr);
+  if (!r.ok()) return r;
+  if (std::optional<Error> e = validate_scenario(r->scenario)) return *e;
+  return r;
+}
+
+Result<ResolvedScenario> read_layout(const json& settings, PublishedRow& row) {
+  Result<ResolvedScenario> plain = accepted_layout(settings);
+  if (plain.ok() || settings.value("pp", 1) == 1) return plain;
+  json split = settings;
+  split["embedding_stage"] = true;
+  split["loss_stage"] = true;
+  split["pipeline_split"] = "balanced";
+  Result<ResolvedScenario> balanced = accepted_layout(split);
+  if (!balanced.ok()) return plain;
+  row.notes.push_back(
+      "pp·vp does not divide the layers: embedding and loss counted as pipeline layers, split "
+      "balanced (Megatron-Bridge account_for_embedding/loss_in_pipeline_split)");
+  return balanced;
+}
+
+std::string skip_reason(const CsvRow& r, const std::string& recipe) {
+  if (r["tokens_per_s_per_gpu"].empty()) return "only TFLOP/s published (no tokens/s)";
+  if (r["hf_model"].empty()) return fmt::format("no vramplan preset for {}", r["model"]);
+  if (catalog_gpu(r["gpu"]) == nullptr)
+    return fmt::format("{} is not in the GPU catalog", r["gpu"]);
+  if (r["precision"].empty()) return "precision not published";
+  if (r["micro_batch"].empty() || r["seq_len"].empty())
+    return "micro batch or sequence length not published";
+  if (recipe.empty()) return fmt::format("precision {} is not modelled", r["precision"]);
+  return "";
+}
+
+PublishedRow evaluate_row(const CsvRow& r, const StepTimeConstants& constants) {
+  PublishedRow row;
+  row.id = r["id"];
+  row.model = r["hf_model"];
+  row.gpu = r["gpu"];
+  row.framework = r["framework"];
+  row.precision = r["precision"];
+  row.source = r["source"];
+  row.gpus = integer(r["gpus"], 0);
+  row.held_out = published_held_out(row.model);
+  row.measured_tok_s = std::strtod(r["tokens_per_s_per_gpu"].c_str(), nullptr);
+  const std::string recipe = fp8_recipe(r["precision"], r["framework"]);
+  row.reason = skip_reason(r, recipe);
+  if (row.reason.empty() && !(row.measured_tok_s > 0)) row.reason = "no positive tokens/s";
+  if (!row.reason.empty()) {
+    row.skipped = true;
+    return row;
+  }
+  if (r["precision"] != "bf16") row.notes.push_back("fp8 recipe read as " + recipe);
+  Result<ResolvedScenario> layout = read_layout(settings_of(r, recipe), row);
+  if (!layout.ok()) {
+    row.skipped = true;
+    row.reason = "layout not accepted: " + layout.error().message();
+    return row;
+  }
+  const Gpu& gpu = *catalog_gpu(r["gpu"]);
+  Result<StepTime> time =
+      estimate_step_time(layout->scenario, gpu, default_cluster(gpu), constants);
+  if (!time.ok() || !(time->tokens_per_s_per_gpu > 0)) {
+    row.skipped = true;
+    row.reason = time.ok() ? "no step time" : "no step time: " + time.error().message();
+    return row;
+  }
+  row.predicted = *time;
+  row.predicted_tok_s = time->tokens_per_s_per_gpu;
+  return row;
+}
+
+template <typename Member>
+PublishedSummary summarise(const std::vector<PublishedRow>& rows, const std::string& group,
+                           Member&& member) {
+  PublishedSummary s;
+  s.group = group;
+  std::vector<double> abs_error, signed_error, predicted, measured;
+  for (const PublishedRow& r : rows) {
+    if (!member(r)) continue;
+    if (r.skipped) {
+      ++s.skipped;
+      continue;
+    }
+    abs_error.push_back(std::fabs(r.error_pct()));
+    signed_error.push_back(r.error_pct());
+    predicted.push_back(r.predicted_tok_s);
+    measured.push_back(r.measured_tok_s);
+  }
+  s.rows = static_cast<int>(abs_error.size());
+  s.spearman = spearman(predicted, measured);
+  std::sort(abs_error.begin(), abs_error.end());
+  std::sort(signed_error.begin(), signed_error.end());
+  s.median_abs_pct = dataset_rows::percentile(abs_error, 0.5);
+  s.p90_abs_pct = dataset_rows::percentile(abs_error, 0.9);
+  s.bias_pct = dataset_rows::percentile(signed_error, 0.5);
+  return s;
+}
+
+void add_summaries(PublishedReport& report) {
+  const auto& rows = report.rows;
+  auto& out = report.summaries;
+  out.push_back(summarise(rows, "all", [](const PublishedRow&) { return true; }));
+  out.push_back(summarise(rows, "held out", [](const PublishedRow& r) { return r.held_out; }));
+  out.push_back(summarise(rows, "the rest", [](const PublishedRow& r) { return !r.held_out; }));
+  std::vector<std::string> frameworks, gpus;
+  for (const PublishedRow& r : rows) {
+    if (std::find(frameworks.begin(), frameworks.end(), r.framework) == frameworks.end())
+      frameworks.push_back(r.framework);
+    if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  }
+  for (const std::string& f : frameworks)
+    out.push_back(
+        summarise(rows, "framework " + f, [&](const PublishedRow& r) { return r.framework == f; }));
+  for (const std::string& g : gpus)
+    out.push_back(summarise(rows, "gpu " + g, [&](const PublishedRow& r) { return r.gpu == g; }));
+  out.push_back(summarise(rows, "precision bf16",
+                          [](const PublishedRow& r) { return r.precision == "bf16"; }));
+  out.push_back(summarise(rows, "precision fp8",
+                          [](const PublishedRow& r) { return r.precision.rfind("fp8", 0) == 0; }));
+}
+
+}  // namespace
+
+bool published_held_out(const std::string& preset) {
+  return preset.rfind("Qwen3-", 0) == 0 || preset.rfind("Llama-2-", 0) == 0;
+}
+
+Result<PublishedReport> validate_published_throughput(const StepTimeConstants& constants) {
+  Result<std::vector<CsvRow>> table = parse_csv(embedded_file(kPublished), "published_throughput");
+  if (!table) return table.error();
+  PublishedReport report;
+  for (const CsvRow& r : *table) report.rows.push_back(evaluate_row(r, constants));
+  add_summaries(report);
+  return report;
+}
+
+}  // namespace vramplan
