@@ -46,6 +46,12 @@ def parse_args(argv=None):
         metavar="REPORT.json",
         help="also `vramplan validate --throughput --format json`: step-time section and plot",
     )
+    parser.add_argument(
+        "--published-calibration",
+        metavar="REPORT.json",
+        help="also `vramplan validate --calibrate-published --format json`: what a fit on the "
+        "published rows reaches, held-out part apart",
+    )
     return parser.parse_args(argv)
 
 
@@ -70,6 +76,8 @@ def main(argv=None):
     throughput = None
     if args.throughput:
         throughput = read_json(args.throughput)
+        if args.published_calibration:
+            throughput["published_calibration"] = read_json(args.published_calibration)
         path = os.path.join(plot_dir, THROUGHPUT_PLOT + ".svg")
         plot_throughput(throughput, path)
         written.append(path)

@@ -43,5 +43,7 @@ def markdown(report, throughput=None, peers=None):
     ]
     if throughput is not None:
         parts += throughput_sections(throughput)
-        parts += published_section(throughput.get("published"))
+        parts += published_section(
+            throughput.get("published"), throughput.get("published_calibration")
+        )
     return "\n\n".join("\n".join(p) for p in parts if p) + "\n"

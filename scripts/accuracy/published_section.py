@@ -57,7 +57,31 @@ def finding(published):
     return text
 
 
-def published_section(published):
+def calibration_text(calibration):
+    """What a fit on the calibration rows reaches there and on the held-out part."""
+    if not calibration or "calibration" not in calibration:
+        return ""
+    fit = calibration["calibration"]
+    rest, held_out = summary(calibration, "the rest"), summary(calibration, "held out")
+    if not rest or not held_out or not rest["rows"] or not held_out["rows"]:
+        return ""
+    return (
+        f"A fit of the constants on the {fit['rows']} Megatron-Bridge / NeMo rows that are not "
+        f"held out (`vramplan validate --calibrate-published`) brings the rows not held out to a "
+        f"median "
+        f"{pct(rest['median_abs_tok_pct'])} (p90 {pct(rest['p90_abs_tok_pct'])}), but the "
+        f"held-out part to {pct(held_out['median_abs_tok_pct'])} (p90 "
+        f"{pct(held_out['p90_abs_tok_pct'])}, bias {signed_pct(held_out['bias_tok_pct'])}): "
+        "constants fitted there do not carry over to other model families, so they are not "
+        "the defaults. What is missing is more likely in the model's terms (the held-out part is "
+        "mostly MoE) than in its constants."
+        if held_out["median_abs_tok_pct"] > 10
+        else f"A fit of the constants on the {fit['rows']} Megatron-Bridge / NeMo rows that are "
+        f"not held out reaches a held-out median of {pct(held_out['median_abs_tok_pct'])}."
+    )
+
+
+def published_section(published, calibration=None):
     if not published or not published.get("rows"):
         return []
     summaries = [
@@ -96,6 +120,8 @@ def published_section(published):
             ),
             "",
             finding(published),
+            "",
+            calibration_text(calibration),
         ],
         [
             "### Rows left out",

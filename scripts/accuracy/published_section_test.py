@@ -1,4 +1,9 @@
-from accuracy.published_section import compared_rows, published_section, skip_reasons
+from accuracy.published_section import (
+    calibration_text,
+    compared_rows,
+    published_section,
+    skip_reasons,
+)
 
 
 def row(row_id, skipped=False, reason="", error=0.0):
@@ -38,3 +43,24 @@ def test_section_lists_the_largest_errors_first_and_is_empty_without_rows():
     text = "\n".join("\n".join(part) for part in published_section(published))
     assert "| all | 2 | 0 | 25.5% | 50.0% | -24.5% | 1.000 |" in text
     assert text.index("| large |") < text.index("| small |")
+
+
+def test_calibration_text_reports_the_held_out_part_of_a_fit():
+    def group(name, median):
+        return {
+            "group": name,
+            "rows": 5,
+            "skipped": 0,
+            "median_abs_tok_pct": median,
+            "p90_abs_tok_pct": 2 * median,
+            "bias_tok_pct": -median,
+            "spearman_tok": 0.9,
+        }
+
+    fit = {
+        "calibration": {"rows": 5},
+        "summaries": [group("the rest", 8.0), group("held out", 27.0)],
+    }
+    text = calibration_text(fit)
+    assert "8.0%" in text and "27.0%" in text and "not the defaults" in text
+    assert calibration_text(None) == ""

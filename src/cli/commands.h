@@ -32,6 +32,7 @@ void add_fit_command(CLI::App& app, std::function<int()>* run);
 
 // `vramplan validate --throughput [--calibrate]` (validate_throughput.cc).
 int run_validate_throughput(const std::string& format, bool rows, bool check, bool calibrate);
+int run_calibrate_published(const std::string& format);
 // `vramplan validate --planner` (plan_command.cc).
 int run_validate_planner(const std::string& format);
 

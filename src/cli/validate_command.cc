@@ -26,6 +26,8 @@ struct ValidateArgs {
   bool serving = false;     // published serving figures instead (see infer_command.cc)
   bool throughput = false;  // the step-time suite instead (validate_throughput.cc)
   bool calibrate = false;
+  bool calibrate_published =
+      false;             // refit on the published Megatron rows (published_throughput.h)
   bool planner = false;  // the planner's choices against measured throughput (plan_command.cc)
 };
 
@@ -111,10 +113,11 @@ void print_table(const ValidationReport& report, bool rows, const std::string& o
 // --check and --no-rows apply to the memory validation and --throughput only; --dataset to the
 // memory validation only.
 std::optional<Error> flags_taken(const ValidateArgs& args) {
-  if (!args.dataset.empty() &&
-      (args.serving || args.planner || args.bands || args.throughput || args.calibrate))
+  if (!args.dataset.empty() && (args.serving || args.planner || args.bands || args.throughput ||
+                                args.calibrate || args.calibrate_published))
     return Error{"--dataset", args.dataset, "the memory validation",
-                 "--serving, --planner, --bands, --throughput and --calibrate do not take it"};
+                 "--serving, --planner, --bands, --throughput and --calibrate(-published) do not "
+                 "take it"};
   const char* mode = args.serving   ? "--serving"
                      : args.planner ? "--planner"
                      : args.bands   ? "--bands"
@@ -130,6 +133,7 @@ int run_validate(const ValidateArgs& args) {
   if (std::optional<Error> e = flags_taken(args)) return report_error(*e);
   if (args.serving) return run_serving_validation(args.format == "json");
   if (args.planner) return run_validate_planner(args.format);
+  if (args.calibrate_published) return run_calibrate_published(args.format);
   if (args.throughput || args.calibrate)
     return run_validate_throughput(args.format, args.rows, args.check, args.calibrate);
   Result<ValidationReport> report = validate_measurements();
@@ -193,6 +197,9 @@ void add_validate_command(CLI::App& app, std::function<int()>* run) {
                 "throughput of named layouts (data/measurements/published_throughput.csv)");
   cmd->add_flag("--calibrate", args->calibrate,
                 "refit the step-time constants on the calibration models and print them");
+  cmd->add_flag("--calibrate-published", args->calibrate_published,
+                "refit the step-time constants on the published Megatron-Bridge / NeMo rows that "
+                "are not held out, and print them with every group's error under them");
   cmd->add_flag("--planner", args->planner,
                 "the planner instead: where its top choices rank, by measured throughput, among "
                 "the Ultra-Scale Playbook layouts that ran, per (model, GPU count)");

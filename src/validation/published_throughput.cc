@@ -112,8 +112,16 @@ std::string skip_reason(const CsvRow& r, const std::string& recipe) {
   return "";
 }
 
-PublishedRow evaluate_row(const CsvRow& r, const StepTimeConstants& constants) {
+// A row ready to predict: its layout read once, its catalog GPU.
+struct Case {
   PublishedRow row;
+  Scenario scenario;
+  const Gpu* gpu = nullptr;
+};
+
+Case read_case(const CsvRow& r) {
+  Case out;
+  PublishedRow& row = out.row;
   row.id = r["id"];
   row.model = r["hf_model"];
   row.gpu = r["gpu"];
@@ -128,26 +136,40 @@ PublishedRow evaluate_row(const CsvRow& r, const StepTimeConstants& constants) {
   if (row.reason.empty() && !(row.measured_tok_s > 0)) row.reason = "no positive tokens/s";
   if (!row.reason.empty()) {
     row.skipped = true;
-    return row;
+    return out;
   }
   if (r["precision"] != "bf16") row.notes.push_back("fp8 recipe read as " + recipe);
   Result<ResolvedScenario> layout = read_layout(settings_of(r, recipe), row);
   if (!layout.ok()) {
     row.skipped = true;
     row.reason = "layout not accepted: " + layout.error().message();
-    return row;
+    return out;
   }
-  const Gpu& gpu = *catalog_gpu(r["gpu"]);
+  out.scenario = layout->scenario;
+  out.gpu = catalog_gpu(r["gpu"]);
+  return out;
+}
+
+// Predicts a case that was read (not skipped) with `constants`; false when it has no step time.
+bool predict(Case& c, const StepTimeConstants& constants) {
   Result<StepTime> time =
-      estimate_step_time(layout->scenario, gpu, default_cluster(gpu), constants);
+      estimate_step_time(c.scenario, *c.gpu, default_cluster(*c.gpu), constants);
   if (!time.ok() || !(time->tokens_per_s_per_gpu > 0)) {
-    row.skipped = true;
-    row.reason = time.ok() ? "no step time" : "no step time: " + time.error().message();
-    return row;
+    c.row.skipped = true;
+    c.row.reason = time.ok() ? "no step time" : "no step time: " + time.error().message();
+    return false;
   }
-  row.predicted = *time;
-  row.predicted_tok_s = time->tokens_per_s_per_gpu;
-  return row;
+  c.row.predicted = *time;
+  c.row.predicted_tok_s = time->tokens_per_s_per_gpu;
+  return true;
+}
+
+Result<std::vector<Case>> read_cases() {
+  Result<std::vector<CsvRow>> table = parse_csv(embedded_file(kPublished), "published_throughput");
+  if (!table) return table.error();
+  std::vector<Case> cases;
+  for (const CsvRow& r : *table) cases.push_back(read_case(r));
+  return cases;
 }
 
 template <typename Member>
@@ -207,12 +229,45 @@ bool published_held_out(const std::string& preset) {
 }
 
 Result<PublishedReport> validate_published_throughput(const StepTimeConstants& constants) {
-  Result<std::vector<CsvRow>> table = parse_csv(embedded_file(kPublished), "published_throughput");
-  if (!table) return table.error();
+  Result<std::vector<Case>> cases = read_cases();
+  if (!cases) return cases.error();
   PublishedReport report;
-  for (const CsvRow& r : *table) report.rows.push_back(evaluate_row(r, constants));
+  for (Case& c : cases.value()) {
+    if (!c.row.skipped) predict(c, constants);
+    report.rows.push_back(std::move(c.row));
+  }
   add_summaries(report);
   return report;
+}
+
+bool published_calibration_row(const PublishedRow& row) {
+  return !row.held_out && (row.framework == "megatron-bridge" || row.framework == "nemo");
+}
+
+Result<PublishedCalibration> calibrate_published(const StepTimeConstants& start) {
+  Result<std::vector<Case>> read = read_cases();
+  if (!read) return read.error();
+  std::vector<Case> cases;
+  for (Case& c : read.value())
+    if (!c.row.skipped && published_calibration_row(c.row) && predict(c, start))
+      cases.push_back(std::move(c));
+  if (cases.empty())
+    return Error{"published_throughput", "no rows", "Megatron-Bridge or NeMo rows not held out",
+                 ""};
+  const auto loss = [&](const StepTimeConstants& k) -> double {
+    double sum = 0;
+    for (Case& c : cases) {
+      if (!predict(c, k)) return INFINITY;
+      sum += cauchy_log_loss(c.row.predicted_tok_s, c.row.measured_tok_s);
+    }
+    return sum / static_cast<double>(cases.size());
+  };
+  PublishedCalibration out;
+  out.rows = static_cast<int>(cases.size());
+  out.start_objective = loss(start);
+  out.constants = fit_step_time_constants(loss, start, &out.evaluations);
+  out.objective = loss(out.constants);
+  return out;
 }
 
 }  // namespace vramplan

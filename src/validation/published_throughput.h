@@ -51,4 +51,19 @@ bool published_held_out(const std::string& preset);
 
 Result<PublishedReport> validate_published_throughput(const StepTimeConstants& constants = {});
 
+// The rows a Megatron calibration fits on: Megatron-Bridge and NeMo, not held out.
+bool published_calibration_row(const PublishedRow& row);
+
+struct PublishedCalibration {
+  StepTimeConstants constants;
+  int rows = 0;
+  double start_objective = 0;  // mean Cauchy loss of ln(predicted / measured), before and after
+  double objective = 0;
+  int evaluations = 0;
+};
+
+// Fits StepTimeConstants to the calibration rows (published_calibration_row), as
+// calibrate_step_time does on the Ultra-Scale sweep.
+Result<PublishedCalibration> calibrate_published(const StepTimeConstants& start = {});
+
 }  // namespace vramplan

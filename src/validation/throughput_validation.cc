@@ -214,8 +214,7 @@ double objective(std::vector<Run>& runs, const StepTimeConstants& c) {
   for (Run& run : runs) {
     if (run.row.skipped) continue;
     predict(*models, run);
-    const double e = std::log(run.row.predicted_tok_s / run.row.measured_tok_s) / kLossScale;
-    sum += std::log1p(e * e);
+    sum += cauchy_log_loss(run.row.predicted_tok_s, run.row.measured_tok_s);
     ++n;
   }
   return n > 0 ? sum / n : INFINITY;
@@ -355,6 +354,26 @@ Result<ThroughputReport> validate_throughput(const StepTimeConstants& constants)
   return report;
 }
 
+StepTimeConstants fit_step_time_constants(
+    const std::function<double(const StepTimeConstants&)>& loss, const StepTimeConstants& start,
+    int* evaluations) {
+  const auto f = [&](const Point& x) { return loss(decode(x)); };
+  // Restarts from the best point found: the loss is flat in places and a collapsed simplex
+  // stops early.
+  Point best = encode(start);
+  for (int restart = 0; restart < kRestarts; ++restart) {
+    int n = 0;
+    best = nelder_mead(best, f, 2000, n);
+    if (evaluations) *evaluations += n;
+  }
+  return decode(best);
+}
+
+double cauchy_log_loss(double predicted, double measured) {
+  const double e = std::log(predicted / measured) / kLossScale;
+  return std::log1p(e * e);
+}
+
 Result<Calibration> calibrate_step_time(const std::vector<std::string>& models,
                                         const StepTimeConstants& start) {
   Result<std::vector<Run>> loaded = load_runs();
@@ -370,16 +389,8 @@ Result<Calibration> calibrate_step_time(const std::vector<std::string>& models,
   out.models = models;
   out.rows = static_cast<int>(runs.size());
   out.start_objective = objective(runs, start);
-  const auto f = [&](const Point& x) { return objective(runs, decode(x)); };
-  // Restarts from the best point found: the median is flat in places and a collapsed simplex
-  // stops early.
-  Point best = encode(start);
-  for (int restart = 0; restart < kRestarts; ++restart) {
-    int evaluations = 0;
-    best = nelder_mead(best, f, 2000, evaluations);
-    out.evaluations += evaluations;
-  }
-  out.constants = decode(best);
+  out.constants = fit_step_time_constants(
+      [&](const StepTimeConstants& c) { return objective(runs, c); }, start, &out.evaluations);
   out.objective = objective(runs, out.constants);
   return out;
 }

@@ -3,6 +3,7 @@
 // and per model, and the fit of StepTimeConstants that produced the defaults.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,16 @@ struct Calibration {
 // range.
 Result<Calibration> calibrate_step_time(const std::vector<std::string>& models,
                                         const StepTimeConstants& start = {});
+
+// Minimises `loss` over StepTimeConstants by Nelder–Mead with restarts, each fitted constant kept
+// in its plausible range (throughput_validation.cc kFittedConstants); adds the loss evaluations
+// made to *evaluations.
+StepTimeConstants fit_step_time_constants(
+    const std::function<double(const StepTimeConstants&)>& loss, const StepTimeConstants& start,
+    int* evaluations);
+
+// The robust loss of one prediction the fits minimise the mean of: ln(1 + (ln(p/m)/0.3)²).
+double cauchy_log_loss(double predicted, double measured);
 
 // Spearman's rank correlation (ties get their average rank); 0 with fewer than two values.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);

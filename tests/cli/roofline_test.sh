@@ -126,5 +126,15 @@ run validate --throughput --format json
 expect_exit 0
 expect_json "len(d['rows']) == 1758 and [s['model'] for s in d['summaries']] == ['1B', '3B', '8B', '80B', 'all']"
 expect_json "all(t['met'] for t in d['targets'])"
+expect_json "len(d['published']['rows']) >= 200 and d['published']['summaries'][0]['group'] == 'all'"
+expect_json "all(r['reason'] for r in d['published']['rows'] if r['skipped'])"
+
+case_name "validate --calibrate-published"
+run validate --calibrate-published --format json
+expect_exit 0
+expect_json "d['calibration']['rows'] > 0 and d['calibration']['objective'] <= d['calibration']['start_objective']"
+expect_json "[s['group'] for s in d['summaries']][:3] == ['all', 'held out', 'the rest']"
+run validate --calibrate-published --dataset megatron
+expect_exit 2
 
 finish
