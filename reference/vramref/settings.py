@@ -9,6 +9,7 @@ the notes.
 
 from __future__ import annotations
 
+from . import finetune
 from .models import preset_dict, text_config_dict
 from .scenario import PRECISIONS, Scenario
 
@@ -143,7 +144,11 @@ def to_settings(sc: Scenario, family: str):
     if sc.method in ("lora", "qlora"):
         s["finetune"] = sc.method
         s["lora_rank"] = sc.lora_rank
-        s["lora_targets"] = sc.lora_targets
+        # the module names PEFT was given (finetune.target_modules), as a user's adapter config
+        # holds them: vramplan matches them by name as PEFT does (q_proj, v_proj on MLA: q only)
+        s["lora_targets"] = (
+            sc.lora_targets if sc.lora_targets == "all-linear" else ",".join(finetune.target_modules(sc.lora_targets))
+        )
         s["adapter_dtype"] = "fp32"
         if sc.method == "qlora":
             notes.append("QLoRA base: torchao NF4 (torchtune), adapters trained with torch AdamW, not paged 8-bit")

@@ -86,7 +86,8 @@ constexpr OptionSpec kOptions[] = {
      "none, lora, qlora"},
     {"lora_rank", K::kInteger, "training", "16", "LoRA rank r", ""},
     {"lora_targets", K::kText, "training", "q,v",
-     "projections with adapters: attention, mlp, all-linear, or a list of q,k,v,o,gate,up,down",
+     "projections with adapters: attention, mlp, all-linear, or a list of q,k,v,o,gate,up,down "
+     "(MLA: q_a,q_b,kv_a,kv_b; PEFT module names too, matched by name as PEFT does)",
      ""},
     {"adapter_dtype", K::kChoice, "training", "bf16", "dtype of the LoRA adapters",
      "fp32, bf16, fp16, fp8, fp4"},

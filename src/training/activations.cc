@@ -345,10 +345,10 @@ Term lora_first_layer_saving(const Scenario& s, bool explain) {
   if (m.attention == AttentionKind::kMla) {
     const uint32_t targets = s.finetune.lora_targets;
     const Wide kv = m.mla.kv_lora_rank, q = m.mla.q_lora_rank;
-    if ((targets & (kLoraK | kLoraV)) == 0)
+    if ((targets & kLoraKVA) == 0)
       sum.add("kv latent norm (frozen kv_a projection)", "n·(kv_lora·…)",
               d.n * (kv * keeps.per_value + keeps.per_token));
-    if (q > 0 && (targets & kLoraQ) == 0)
+    if (q > 0 && (targets & kLoraQA) == 0)
       sum.add("q latent norm (frozen q_a projection)", "n·(q_lora·…)",
               d.n * (q * keeps.per_value + keeps.per_token));
   }

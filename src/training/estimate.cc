@@ -296,6 +296,8 @@ std::vector<StageEstimate> merge_identical(std::vector<StageEstimate> ranks, int
 
 void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
   const Parallelism& p = s.parallel;
+  if (std::string note = unmatched_lora_targets_note(s); !note.empty())
+    est.warnings.push_back(std::move(note));
   if (p.pp > 1 && m < p.pp)
     est.warnings.push_back(fmt::format(
         "only {} microbatches for {} pipeline stages: most of each step is pipeline bubble", m,

@@ -85,7 +85,7 @@ run estimate --from "$FIXTURES/axolotl/qlora.yml" --model Llama-3.1-8B --format 
 expect_exit 0
 expect_json "d['imported']['format'] == 'axolotl'"
 expect_json "d['scenario']['finetune']['method'] == 'qlora' and d['scenario']['finetune']['lora_rank'] == 32"
-expect_json "d['scenario']['finetune']['lora_targets'] == 'q,k,v,o,gate,up,down'"
+expect_json "d['scenario']['finetune']['lora_targets'] == 'all-linear'"
 run estimate --from "$FIXTURES/axolotl/lora-8b.yml" --model Llama-3.1-8B --format json
 expect_exit 0
 expect_json "any(k['key'] == 'load_in_8bit' and k['reason'].startswith('not modelled') for k in d['imported']['ignored'])"

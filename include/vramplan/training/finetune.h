@@ -33,4 +33,11 @@ bool finetune_active(const Finetune& finetune);
 // Rank, frozen layers and targets the model has; errors name the setting.
 std::optional<Error> validate_finetune(const Scenario& scenario);
 
+// The attention targets that name a projection the model has, by PEFT's module names: q, k, v,
+// o on standard attention; q (only without q_lora_rank), q_a, q_b, kv_a, kv_b, o on MLA.
+uint32_t attention_targets_of(const ModelConfig& model);
+// A note when some of the LoRA targets name no projection of the model (PEFT adds no adapter
+// for them); "" otherwise.
+std::string unmatched_lora_targets_note(const Scenario& scenario);
+
 }  // namespace vramplan

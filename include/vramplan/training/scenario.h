@@ -95,7 +95,19 @@ enum LoraTarget : uint32_t {
   kLoraGate = 16,
   kLoraUp = 32,
   kLoraDown = 64,
+  // MLA's own projections (DeepSeek-V2/V3: q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj).
+  // PEFT matches target modules by name: on an MLA model q selects q_proj (only where the model
+  // has one: no q_lora_rank) and k, v select nothing, as PEFT does with q_proj, k_proj, v_proj.
+  kLoraQA = 128,
+  kLoraQB = 256,
+  kLoraKVA = 512,
+  kLoraKVB = 1024,
 };
+// Every projection "all-linear" and "attention" name (PEFT's all-linear: every linear but the
+// LM head).
+inline constexpr uint32_t kLoraAttention =
+    kLoraQ | kLoraK | kLoraV | kLoraO | kLoraQA | kLoraQB | kLoraKVA | kLoraKVB;
+inline constexpr uint32_t kLoraAllLinear = kLoraAttention | kLoraGate | kLoraUp | kLoraDown;
 
 struct Finetune {
   FinetuneMethod method = FinetuneMethod::kNone;

@@ -145,11 +145,11 @@ LoraTargets lora_targets_of(const std::vector<std::string>& modules) {
 }
 
 std::vector<std::string> peft_module_names(uint32_t targets) {
-  if (targets == (kLoraQ | kLoraK | kLoraV | kLoraO | kLoraGate | kLoraUp | kLoraDown))
-    return {"all-linear"};
+  if ((targets & kLoraAllLinear) == kLoraAllLinear) return {"all-linear"};
   std::vector<std::string> out;
   const std::string text = lora_targets_text(targets);
-  for (const std::string& t : name_list(json(text))) out.push_back(t + "_proj");
+  for (const std::string& t : name_list(json(text)))
+    out.push_back(t == "kv_a" ? "kv_a_proj_with_mqa" : t + "_proj");
   return out;
 }
 

@@ -39,14 +39,18 @@ constexpr const char* kSourceAdapterActivations =
     "adapter its own copy of the input in the adapter dtype, which lora_A keeps "
     "(docs/frameworks.md)";
 
-constexpr std::array<std::pair<const char*, uint32_t>, 7> kTargetNames = {{{"q", kLoraQ},
-                                                                           {"k", kLoraK},
-                                                                           {"v", kLoraV},
-                                                                           {"o", kLoraO},
-                                                                           {"gate", kLoraGate},
-                                                                           {"up", kLoraUp},
-                                                                           {"down", kLoraDown}}};
-constexpr uint32_t kAttention = kLoraQ | kLoraK | kLoraV | kLoraO;
+constexpr std::array<std::pair<const char*, uint32_t>, 11> kTargetNames = {{{"q", kLoraQ},
+                                                                            {"k", kLoraK},
+                                                                            {"v", kLoraV},
+                                                                            {"o", kLoraO},
+                                                                            {"gate", kLoraGate},
+                                                                            {"up", kLoraUp},
+                                                                            {"down", kLoraDown},
+                                                                            {"q_a", kLoraQA},
+                                                                            {"q_b", kLoraQB},
+                                                                            {"kv_a", kLoraKVA},
+                                                                            {"kv_b", kLoraKVB}}};
+constexpr uint32_t kAttention = kLoraAttention;
 constexpr uint32_t kMlp = kLoraGate | kLoraUp | kLoraDown;
 
 enum class Split { kColumn, kRow, kReplicated };
@@ -101,15 +105,16 @@ std::vector<Projection> projections(const ModelConfig& m, bool moe_layer, Expert
   if (m.attention == AttentionKind::kMla) {
     const MlaConfig& mla = m.mla;
     const Wide qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    // PEFT matches modules by name (lora_targets_for_model): q selects q_proj, k and v nothing.
     if (mla.q_lora_rank > 0) {
-      p.push_back({kLoraQ, h, mla.q_lora_rank, Split::kReplicated});   // q_a_proj
-      p.push_back({kLoraQ, mla.q_lora_rank, a * qk, Split::kColumn});  // q_b_proj
+      p.push_back({kLoraQA, h, mla.q_lora_rank, Split::kReplicated});   // q_a_proj
+      p.push_back({kLoraQB, mla.q_lora_rank, a * qk, Split::kColumn});  // q_b_proj
     } else {
       p.push_back({kLoraQ, h, a * qk, Split::kColumn});  // q_proj
     }
     const Wide latent = mla.kv_lora_rank + mla.qk_rope_head_dim;
-    p.push_back({kLoraK | kLoraV, h, latent, Split::kReplicated});  // kv_a_proj_with_mqa
-    p.push_back({kLoraK | kLoraV, mla.kv_lora_rank, a * (mla.qk_nope_head_dim + mla.v_head_dim),
+    p.push_back({kLoraKVA, h, latent, Split::kReplicated});  // kv_a_proj_with_mqa
+    p.push_back({kLoraKVB, mla.kv_lora_rank, a * (mla.qk_nope_head_dim + mla.v_head_dim),
                  Split::kColumn});                              // kv_b_proj
     p.push_back({kLoraO, a * mla.v_head_dim, h, Split::kRow});  // o_proj
   } else if (fused_qkv(m)) {
@@ -346,6 +351,7 @@ Result<uint32_t> parse_lora_targets(std::string_view text) {
     std::string name = all.substr(start, comma - start);
     name.erase(0, name.find_first_not_of(' '));
     name.erase(name.find_last_not_of(' ') + 1);
+    if (name == "kv_a_proj_with_mqa") name = "kv_a";  // DeepSeek's MLA module name
     if (name.size() > 5 && name.compare(name.size() - 5, 5, "_proj") == 0)
       name.resize(name.size() - 5);
     bool known = false;
@@ -357,7 +363,7 @@ Result<uint32_t> parse_lora_targets(std::string_view text) {
     if (!known)
       return Error{"lora_targets", std::string(text),
                    "attention, mlp, all-linear, or a comma-separated list of q, k, v, o, gate, "
-                   "up, down",
+                   "up, down (MLA: q_a, q_b, kv_a, kv_b; the _proj module names too)",
                    name.empty() ? "an empty name" : "unknown projection \"" + name + "\""};
     start = comma + 1;
   }
@@ -365,6 +371,8 @@ Result<uint32_t> parse_lora_targets(std::string_view text) {
 }
 
 std::string lora_targets_text(uint32_t targets) {
+  // Every projection, MLA's included: what all-linear selects, said as such.
+  if ((targets & kLoraAllLinear) == kLoraAllLinear) return "all-linear";
   std::string out;
   for (const auto& [name, bit] : kTargetNames)
     if (targets & bit) out += (out.empty() ? "" : ",") + std::string(name);
@@ -383,6 +391,24 @@ bool finetune_active(const Finetune& f) {
   return uses_lora(f) || f.freeze_embeddings || f.freeze_first_layers > 0;
 }
 
+uint32_t attention_targets_of(const ModelConfig& m) {
+  if (m.attention != AttentionKind::kMla) return kLoraQ | kLoraK | kLoraV | kLoraO;
+  return (m.mla.q_lora_rank > 0 ? kLoraQA | kLoraQB : kLoraQ) | kLoraKVA | kLoraKVB | kLoraO;
+}
+
+std::string unmatched_lora_targets_note(const Scenario& s) {
+  const Finetune& f = s.finetune;
+  if (!uses_lora(f) || targets_all_linear(f.lora_targets)) return "";
+  const uint32_t unmatched = f.lora_targets & kAttention & ~attention_targets_of(s.model);
+  if (unmatched == 0) return "";
+  return fmt::format(
+      "lora_targets {}: {} has no such projection ({} attention: {}); PEFT matches target "
+      "modules by name and adds no adapter there",
+      lora_targets_text(unmatched), s.model.name,
+      s.model.attention == AttentionKind::kMla ? "MLA" : "its",
+      lora_targets_text(attention_targets_of(s.model)));
+}
+
 std::optional<Error> validate_finetune(const Scenario& s) {
   const Finetune& f = s.finetune;
   if (f.freeze_first_layers < 0 || f.freeze_first_layers > s.model.num_layers)
@@ -393,6 +419,12 @@ std::optional<Error> validate_finetune(const Scenario& s) {
     return Error{"lora_rank", std::to_string(f.lora_rank), "an integer from 1 to 65536", ""};
   if (f.lora_targets == 0)
     return Error{"lora_targets", "", "at least one of q, k, v, o, gate, up, down", ""};
+  if (!targets_all_linear(f.lora_targets) &&
+      (f.lora_targets & (attention_targets_of(s.model) | kMlp)) == 0)
+    return Error{
+        "lora_targets", lora_targets_text(f.lora_targets),
+        "projections the model has: " + lora_targets_text(attention_targets_of(s.model) | kMlp),
+        s.model.name + " has none of them (PEFT finds no target module)"};
   if ((f.lora_targets & kLoraGate) && s.model.mlp != MlpKind::kGated &&
       f.lora_targets != (kAttention | kMlp))
     return Error{"lora_targets", lora_targets_text(f.lora_targets),

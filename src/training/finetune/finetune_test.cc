@@ -106,7 +106,9 @@ TEST(LoraParameters, FusedProjectionsGetOneAdapter) {
 
 TEST(LoraTargets, NamesGroupsAndErrors) {
   EXPECT_EQ(*parse_lora_targets("q_proj, v_proj"), kLoraQ | kLoraV);
-  EXPECT_EQ(*parse_lora_targets("attention"), kLoraQ | kLoraK | kLoraV | kLoraO);
+  EXPECT_EQ(*parse_lora_targets("attention"), kLoraAttention);  // MLA's projections too
+  EXPECT_EQ(*parse_lora_targets("q_a_proj,q_b_proj,kv_a_proj_with_mqa,kv_b_proj"),
+            kLoraQA | kLoraQB | kLoraKVA | kLoraKVB);
   EXPECT_EQ(*parse_lora_targets("MLP"), kLoraGate | kLoraUp | kLoraDown);
   EXPECT_EQ(lora_targets_text(*parse_lora_targets("down,q")), "q,down");
   Result<uint32_t> bad = parse_lora_targets("q,lm_head");
@@ -262,6 +264,38 @@ TEST(LoraActivations, MlaUnderAFrozenBase) {
   EXPECT_EQ(row(full, "activations") - row(lora, "activations"),
             tokens * (2 * h + 4 * h + 2 * kv + 2 * kv + 2 * h + 2 * f) + tokens * (4 * h + 4) +
                 tokens * (4 * kv + 4));
+}
+
+TEST(LoraTargets, MlaProjectionsAreMatchedByNameAsPeftDoes) {
+  // PEFT matches target modules by name: q_proj, v_proj on DeepSeek-V2-Lite's MLA adapts q_proj
+  // alone (there is no v_proj), and says so; kv_a, kv_b name its key/value projections.
+  json settings = transformers_run("DeepSeek-V2-Lite", 2);
+  settings["finetune"] = "lora";
+  settings["lora_rank"] = 16;
+  settings["lora_targets"] = "q_proj,v_proj";
+  const Scenario qv = resolve(settings);
+  settings["lora_targets"] = "q";
+  const Scenario q = resolve(settings);
+  EXPECT_EQ(lora_parameters(qv.model, qv.finetune), lora_parameters(q.model, q.finetune));
+  EXPECT_NE(unmatched_lora_targets_note(qv).find("lora_targets v"), std::string::npos)
+      << unmatched_lora_targets_note(qv);
+  EXPECT_EQ(unmatched_lora_targets_note(q), "");
+  const Result<Estimate> e = estimate(qv);
+  ASSERT_TRUE(e.ok());
+  bool noted = false;
+  for (const std::string& w : e->warnings) noted = noted || w.find("lora_targets v") == 0;
+  EXPECT_TRUE(noted);
+  // kv_a, kv_b: 16·(2,048 + 576) + 16·(512 + 16·256) per layer beside q_proj's.
+  settings["lora_targets"] = "q,kv_a,kv_b";
+  const Scenario kv = resolve(settings);
+  EXPECT_EQ(lora_parameters(kv.model, kv.finetune) - lora_parameters(q.model, q.finetune),
+            2 * 16 * ((2048 + 576) + (512 + 16 * 256)));
+  // Nothing the model has: refused, naming what it has.
+  settings["lora_targets"] = "k,v";
+  Result<ResolvedScenario> none = resolve_scenario(settings, nullptr);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().field, "lora_targets");
+  EXPECT_NE(none.error().accepted.find("kv_a"), std::string::npos) << none.error().accepted;
 }
 
 TEST(Activations, GptOssExpertsKeepSixTensorsAndTheDownInput) {

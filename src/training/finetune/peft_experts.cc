@@ -51,8 +51,7 @@ ExpertAdapters expert_adapters(const ModelConfig& model, ModelCode code) {
 }
 
 bool targets_all_linear(uint32_t lora_targets) {
-  constexpr uint32_t kAll = kLoraQ | kLoraK | kLoraV | kLoraO | kLoraGate | kLoraUp | kLoraDown;
-  return (lora_targets & kAll) == kAll;
+  return (lora_targets & kLoraAllLinear) == kLoraAllLinear;
 }
 
 }  // namespace vramplan

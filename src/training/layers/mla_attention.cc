@@ -30,9 +30,12 @@ void add_mla_attention(const Scenario& s, const Dims& d, bool frozen, SumBuilder
   // Under LoRA's frozen base (lora_frozen_layer) a projection keeps its input only through an
   // adapter in the activation dtype, and a latent norm keeps no normalised value for its frozen
   // weight; its upcast stays, since the up-projection's output needs a gradient.
-  const bool q_input = !frozen || adapter_keeps_input(s, kLoraQ);
-  const bool kv_input = !frozen || adapter_keeps_input(s, kLoraK | kLoraV);
-  if (!frozen || adapter_keeps_input(s, kLoraQ | kLoraK | kLoraV))
+  // q_b_proj reads the q latent, kv_b_proj the kv latent; q_proj (no q_lora_rank), q_a_proj and
+  // kv_a_proj_with_mqa read the layer's normed input.
+  const bool q_input = !frozen || adapter_keeps_input(s, kLoraQB);
+  const bool kv_input = !frozen || adapter_keeps_input(s, kLoraKVB);
+  const uint32_t q_reads_input = mla.q_lora_rank > 0 ? kLoraQA : kLoraQ;
+  if (!frozen || adapter_keeps_input(s, q_reads_input | kLoraKVA))
     add_linear_input(d, "down-projection input", sum);
   // The low-rank latents are not split by TP: every TP rank computes them. Each latent norm
   // keeps what norm_keeps says, its output is the up-projection's saved input.
