@@ -358,8 +358,9 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     const Wide hidden = out.shrink(
         kUnitGradientsRow, freed_loss + under_layer,
         under_layer > 0
-            ? fmt::format("less the logits and loss ({}) and the first layer's activations ({}) "
-                          "freed before them",
+            ? fmt::format("less the logits and loss ({}) and what the first layer's backward "
+                          "freed ({}: its activations, its gathered or prefetch buffers) before "
+                          "them",
                           short_bytes(freed_loss), short_bytes(under_layer))
             : fmt::format("less the logits and loss ({}) freed before them",
                           short_bytes(freed_loss)));
