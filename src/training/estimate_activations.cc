@@ -177,12 +177,10 @@ Wide fsdp_post_backward_freed(const Context& c, const LayerMix& mix) {
 // The gathered bytes of the first layer to run its backward, resharded after it
 // (model_states.h fsdp_resharded_after_backward_params).
 Wide resharded_first_layer_bytes(const Context& c, const RankLayout& rank) {
-  const Training& tr = c.s.training;
-  const Wide layer = fsdp_resharded_after_backward_params(
-      c.s.conventions, c.s.parallel, gpu_params(c.s, c.counts, rank).largest_layer);
-  const DType gathered =
-      c.s.conventions.fsdp_mixed_precision ? tr.activation_dtype : tr.param_dtype;
-  return ceil_div(layer * bits_of(gathered), 8);
+  // Whether it applies does not depend on the layer's size: count the rank's only if it does.
+  if (fsdp_resharded_after_backward_params(c.s.conventions, c.s.parallel, 1) == 0) return 0;
+  const Wide layer = gpu_params(c.s, c.counts, rank).largest_layer;
+  return ceil_div(layer * bits_of(fsdp_gather_dtype(c.s.conventions, c.s.training)), 8);
 }
 
 // The reduce-dtype part of the unit gradients row (estimate_states.cc add_gathered_params): the

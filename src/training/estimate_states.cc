@@ -210,7 +210,7 @@ void add_unsharded_stage(const Context& c, const GpuParams& g, StageBuilder& out
   const Wide params = g.dense + g.expert;
   const bool chunk_by_chunk = backward_chunk_by_chunk(par, c.microbatches);
   const Wide grads = chunk_by_chunk ? g.last_chunk : params;
-  const DType gather = mixed ? tr.activation_dtype : tr.param_dtype;
+  const DType gather = fsdp_gather_dtype(c.s.conventions, tr);
   const DType accumulate = mixed ? tr.reduce_dtype : tr.grad_dtype;
   const Wide compute_grad = bytes_of(1, mixed ? tr.activation_dtype : tr.grad_dtype);
   Term t{ceil_div(params * bits_of(gather), 8) + ceil_div(grads * bits_of(accumulate), 8) +
@@ -307,7 +307,7 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
       fsdp_retained_gather_params(conv, par, g.largest_layer, c.sharding.dense_group);
   const Wide grad_unit =
       gradients ? fsdp_gradient_unit(conv, par, g.largest_unit, g.largest_layer, g.root) : 0;
-  const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : bits_of(tr.param_dtype);
+  const Wide gather_bits = bits_of(fsdp_gather_dtype(conv, tr));
   const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                 : bytes_of(1, tr.grad_dtype);
   Term gather{ceil_div((gathered - prefetched) * gather_bits, 8), ""};

@@ -47,6 +47,12 @@ inline Wide gathered_params(Wide units, Wide live, Wide rank_params) {
   return std::min(rank_params, std::max(units, live));
 }
 
+// The dtype FSDP / ZeRO-3 all-gathers parameters in: a mixed-precision policy's compute dtype,
+// else the stored one.
+inline DType fsdp_gather_dtype(const Conventions& c, const Training& t) {
+  return c.fsdp_mixed_precision ? t.activation_dtype : t.param_dtype;
+}
+
 // Parameters an FSDP / ZeRO-3 rank holds all-gathered at its forward/backward peak
 // (docs/frameworks.md, "FSDP units"). reshard_after_forward=False (FSDP shard_grad_op): every
 // unit stays gathered from its forward to its backward. Otherwise the unit in use and the

@@ -172,14 +172,14 @@ Result<std::vector<Case>> read_cases() {
   return cases;
 }
 
-template <typename Member>
+template <typename InGroup>
 PublishedSummary summarise(const std::vector<PublishedRow>& rows, const std::string& group,
-                           Member&& member) {
+                           InGroup&& in_group) {
   PublishedSummary s;
   s.group = group;
   std::vector<double> abs_error, signed_error, predicted, measured;
   for (const PublishedRow& r : rows) {
-    if (!member(r)) continue;
+    if (!in_group(r)) continue;
     if (r.skipped) {
       ++s.skipped;
       continue;

@@ -96,6 +96,9 @@ struct RankStates {
   // Of `unit_gradients`, the reduce-scatter input of a mixed-precision policy, which one freed
   // layer's activations hide (estimate_activations.cc reduce_scatter_input_part).
   Wide unit_reduce_part = 0;
+  // Its reduce-scatter output (the unit's sharded gradients), present at that moment where the
+  // forward/backward otherwise holds no gradients.
+  Wide unit_reduce_output = 0;
   // The first layer's gathered bytes, resharded after its backward
   // (fsdp_resharded_after_backward_params).
   Wide resharded_first = 0;

@@ -135,7 +135,7 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
     const Wide accumulate_bits = bits_of(mixed ? tr.reduce_dtype : tr.grad_dtype);
     const Wide all_grads = ceil_div(params * accumulate_bits, 8);
     out.unsharded_stage = true;
-    out.unsharded = ceil_div(params * bits_of(mixed ? tr.activation_dtype : tr.param_dtype), 8) +
+    out.unsharded = ceil_div(params * bits_of(fsdp_gather_dtype(base_.conventions, tr)), 8) +
                     all_grads +
                     bytes_of(1, mixed ? tr.activation_dtype : tr.grad_dtype) * g.largest_unit;
     out.chunk_by_chunk_saving = all_grads - ceil_div(g.last_chunk * accumulate_bits, 8);
@@ -146,7 +146,7 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
     const Wide gathered = fsdp_gathered_params(conv, par, g.largest_unit, g.largest_layer, g.root,
                                                g.dense + g.expert);
     const Wide grad_unit = fsdp_gradient_unit(conv, par, g.largest_unit, g.largest_layer, g.root);
-    const Wide gather_bits = mixed ? bits_of(tr.activation_dtype) : param_bits;
+    const Wide gather_bits = bits_of(fsdp_gather_dtype(conv, tr));
     const Wide grad_bytes = mixed ? bytes_of(1, tr.activation_dtype) + bytes_of(1, tr.reduce_dtype)
                                   : bytes_of(1, tr.grad_dtype);
     // FSDP2's kept all-gather output (fsdp_retained_gather_params) needs transformers' model
@@ -156,6 +156,7 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
       out.unsharded = bytes;
       out.unit_gradients = grad_bytes * grad_unit;
       out.unit_reduce_part = mixed ? bytes_of(1, tr.reduce_dtype) * grad_unit : 0;
+      out.unit_reduce_output = ceil_div(out.unit_reduce_part, sh.dense_group);
       out.resharded_first = ceil_div(
           fsdp_resharded_after_backward_params(conv, par, g.largest_layer) * gather_bits, 8);
       out.prefetched = ceil_div(
@@ -197,9 +198,8 @@ Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microba
       base_.conventions.lazy_gradients && (microbatches == 1 || r.unsharded_stage);
   // estimate_activations.cc: FSDP's prefetch and unit gradients come after the logits are freed
   const Wide prefetch_hidden = std::min(r.prefetched, freed_loss);
-  const Wide first_sharded = base_.conventions.lazy_gradients && microbatches == 1
-                                 ? ceil_div(r.unit_reduce_part, sharding_of(par).dense_group)
-                                 : 0;
+  const Wide first_sharded =
+      base_.conventions.lazy_gradients && microbatches == 1 ? r.unit_reduce_output : 0;
   const Wide first_freed = std::max<Wide>(
       layer_freed + (layers_held == 2 ? r.prefetched : 0) + r.resharded_first - first_sharded, 0);
   const Wide unit_hidden =
