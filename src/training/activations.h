@@ -89,6 +89,13 @@ Term masked_layer_extra(const Scenario& s, bool explain);
 // 0 otherwise, and under selective recompute (which re-runs the core attention).
 Term math_attention_backward_scratch(const Scenario& s, bool explain);
 
+// What a layer's backward holds beside its saved activations as it starts, in its MLP
+// (layers/backward_transient.cc): the layer's output gradient, and the larger of the down
+// projection's input gradient plus, where the weight's .grad exists already, its new weight
+// gradient, and a gated MLP's two f-wide input gradients of act·up. transformers' dense layers
+// with trained weights; 0 elsewhere.
+Term layer_backward_transient(const Scenario& s, bool weight_grad_exists, bool explain);
+
 // Tokens of one microbatch on one context-parallel rank: n = s·b/c.
 Wide tokens_per_rank(const Scenario& s);
 

@@ -49,7 +49,9 @@ constexpr std::string_view kActivationRows[] = {"activations",
                                                 "pipeline stage outputs",
                                                 "autocast weight copies",
                                                 kRecomputeReservedRow,
-                                                kMathScratchRow};
+                                                kMathScratchRow,
+                                                kBackwardTransientRow,
+                                                kEarlierChunkRow};
 
 bool is_activation_row(const Row& r) {
   for (std::string_view name : kActivationRows)

@@ -34,6 +34,10 @@ constexpr const char* kSourceStageOutputs =
     "torch.distributed.pipelining / nanotron / DeepSpeed pipeline engines keep each sent "
     "activation until its backward (docs/frameworks.md)";
 
+constexpr const char* kSourceBackwardTransient =
+    "PyTorch torch/csrc/autograd/engine.cpp (a node's input gradient lives until it returns; "
+    "release_variables after) and functions/accumulate_grad.h (a new gradient added in place to "
+    "an existing .grad); transformers' MLP down_proj(act(gate_proj(x)) * up_proj(x))";
 constexpr const char* kSourceActivationOffload =
     "torchtune training/_activation_offloading.py (OffloadActivations: saved tensors to pinned "
     "CPU memory in the forward, prefetched back in the backward); Megatron-LM fine-grained "
@@ -211,7 +215,18 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   const Term first_saving = holds_first ? lora_first_layer_saving(c.s, c.explain) : Term{};
   const Wide per_microbatch = stored + Wide{mix.recomputed} * c.layer_input.bytes +
                               Wide{mix.masked} * masked.bytes - first_saving.bytes;
-  Term acts{per_microbatch * rank.in_flight_chunks / vpp, ""};
+  // The rank's layers at the peak, as a share of all it holds: in_flight_chunks / vpp with even
+  // chunks; with uneven ones, what the interleaved order leaves alive (pipeline.h).
+  // The last rank counts those alive when its loss runs, after a forward of its last chunk; the
+  // moment with more alive holds no loss (below).
+  const auto held = static_cast<int64_t>(rank.layers.size());
+  const InFlightLayers& alive = rank.in_flight_layers;
+  const int64_t counted = rank.has_head ? alive.at_last_chunk : alive.peak;
+  const bool uneven = held > 0 && counted * vpp != rank.in_flight_chunks * held;
+  Term acts{uneven ? per_microbatch * counted / held : per_microbatch * rank.in_flight_chunks / vpp,
+            ""};
+  const Wide more_alive_elsewhere =
+      uneven && alive.peak > counted ? per_microbatch * alive.peak / held - acts.bytes : 0;
   if (c.explain) {
     std::string layers;
     auto part = [&](int64_t count, const Term& t, const char* kind) {
@@ -236,9 +251,15 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     if (first_saving.bytes > 0)
       layers += fmt::format(" − first trained layer under LoRA {} ({})",
                             short_bytes(first_saving.bytes), first_saving.formula);
-    acts.formula = fmt::format("{} in-flight {} × ({}){}; per layer: {}", rank.in_flight_chunks,
-                               vpp > 1 ? "chunk-microbatches" : "microbatches", layers,
-                               vpp > 1 ? fmt::format(" / vpp {}", vpp) : "", per_layer);
+    if (uneven)
+      acts.formula = fmt::format(
+          "{} in-flight chunk-microbatches holding {} layer-microbatches (the rank's chunks hold "
+          "unequal layers; the interleaved order) × ({}) / {} layers; per layer: {}",
+          rank.in_flight_chunks, counted, layers, held, per_layer);
+    else
+      acts.formula = fmt::format("{} in-flight {} × ({}){}; per layer: {}", rank.in_flight_chunks,
+                                 vpp > 1 ? "chunk-microbatches" : "microbatches", layers,
+                                 vpp > 1 ? fmt::format(" / vpp {}", vpp) : "", per_layer);
   }
   if (c.s.offload.activations) {
     // Activation offloading (torchtune OffloadActivations, Megatron fine-grained activation
@@ -285,6 +306,19 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
       freed_loss += kept - backward_only;
     }
   }
+  // Interleaved chunks of unequal layers: the last rank's peak of alive layers comes after a
+  // forward of an earlier chunk, with no loss computing; the loss's transients hide that much.
+  if (more_alive_elsewhere > 0) {
+    const Wide hidden = std::min(more_alive_elsewhere, freed_loss);
+    freed_loss -= hidden;
+    Term t{more_alive_elsewhere - hidden, ""};
+    if (c.explain)
+      t.formula = fmt::format(
+          "{} layer-microbatches alive after a forward of an earlier chunk, {} more than at the "
+          "loss ({}), less the loss's transients not alive then ({})",
+          alive.peak, alive.peak - counted, short_bytes(more_alive_elsewhere), short_bytes(hidden));
+    out.add(kEarlierChunkRow, std::move(t), CountsToward::kAllocated, kSourceActivations);
+  }
   const Wide layer_freed = fsdp_post_backward_freed(c, mix);
   if (mix.recomputed > 0) {
     // Backward re-runs one layer forward at a time; its full activations are alive meanwhile.
@@ -310,7 +344,33 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
                                 : ""};
     out.add(kRecomputeReservedRow, std::move(pool), CountsToward::kReserved, kSourceRecompute);
   }
+  // The gradients the rank's last layer holds as its backward starts (layer_backward_transient).
+  // Its weights' .grad exist by then unless gradients are created lazily and this is the step's
+  // only microbatch; FSDP2 hands a unit's unsharded gradients to its reduce-scatter and leaves
+  // .grad empty after every backward. The logits freed before it hide what they can; the SDPA
+  // math kernel's scratch comes later in the layer, once the MLP's tensors are freed, so the two
+  // do not add.
   const Term scratch = math_attention_backward_scratch(c.s, c.explain);
+  if (layers_without_backward(c.s) < c.s.model.num_layers) {
+    const bool grads_exist = c.s.parallel.fsdp == FsdpMode::kNone &&
+                             (!c.s.conventions.lazy_gradients || c.microbatches > 1);
+    const Term transient = layer_backward_transient(c.s, grads_exist, c.explain);
+    const Wide beyond_scratch = std::max<Wide>(transient.bytes - scratch.bytes, 0);
+    const Wide hidden = std::min(beyond_scratch, freed_loss);
+    freed_loss -= hidden;
+    Term t{beyond_scratch - hidden, ""};
+    if (c.explain && t.bytes > 0) {
+      t.formula = transient.formula;
+      if (scratch.bytes > 0)
+        t.formula += fmt::format(", less the math kernel's scratch it never meets ({})",
+                                 short_bytes(scratch.bytes));
+      if (hidden > 0)
+        t.formula +=
+            fmt::format(", less the logits and loss freed before it ({})", short_bytes(hidden));
+    }
+    out.add(kBackwardTransientRow, std::move(t), CountsToward::kAllocated,
+            kSourceBackwardTransient);
+  }
   if (scratch.bytes > 0 && layers_without_backward(c.s) < c.s.model.num_layers) {
     const Wide hidden = std::min(scratch.bytes, freed_loss);
     Term t{scratch.bytes - hidden, c.explain && hidden > 0

@@ -52,6 +52,12 @@ inline constexpr const char* kKeptOutputsRow = "pipeline outputs kept (logits)";
 inline constexpr const char* kMergedOutputsRow = "pipeline outputs merged (step's return)";
 // SDPA's math kernel in one layer's backward (activations.h math_attention_backward_scratch).
 inline constexpr const char* kMathScratchRow = "attention backward scratch (SDPA math kernel)";
+// The gradients the rank's last layer holds as its backward starts (activations.h
+// layer_backward_transient), less what the freed logits hide.
+inline constexpr const char* kBackwardTransientRow = "backward transients (last layer's MLP)";
+// The last rank of an interleaved pipeline whose chunks hold unequal layers: the layers alive
+// beyond those at its loss, at the moment an earlier chunk's forward leaves more alive.
+inline constexpr const char* kEarlierChunkRow = "activations (earlier chunk's peak)";
 // The recompute working set's part hidden under the freed logits: reserved, not allocated.
 inline constexpr const char* kRecomputeReservedRow =
     "recompute working set (reserved beside the logits)";

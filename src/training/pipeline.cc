@@ -44,6 +44,11 @@ std::vector<RankLayout> layout_from_sizes(const std::vector<int64_t>& sizes, con
     const int64_t last_chunk = sizes[static_cast<size_t>(r + (chunks_per_rank - 1) * par.pp)];
     ranks[r].last_chunk_layers = std::max<int64_t>(last_chunk, 0);
     ranks[r].in_flight_chunks = in_flight_chunks(par, r, m);
+    std::vector<int64_t> own(static_cast<size_t>(chunks_per_rank));
+    for (int64_t v = 0; v < chunks_per_rank; ++v)
+      own[static_cast<size_t>(v)] =
+          std::max<int64_t>(sizes[static_cast<size_t>(r + v * par.pp)], 0);
+    ranks[r].in_flight_layers = in_flight_layers(par, r, m, own);
     // Only the all-forward-all-backward schedule keeps more than one microbatch of logits.
     ranks[r].in_flight_logits = (par.schedule == Schedule::kGPipe && par.pp > 1) ? m : 1;
   }
@@ -87,6 +92,41 @@ int64_t in_flight_chunks(const Parallelism& par, int64_t rank, int64_t m) {
     }
   }
   return 1;
+}
+
+InFlightLayers in_flight_layers(const Parallelism& par, int64_t rank, int64_t m,
+                                std::span<const int64_t> chunk_layers) {
+  int64_t layers = 0;
+  bool even = true;
+  for (int64_t n : chunk_layers) {
+    layers += n;
+    even = even && n == chunk_layers.front();
+  }
+  const int64_t vpp = par.vpp;
+  const int64_t chunks = in_flight_chunks(par, rank, m);
+  if (vpp == 1 || even || par.schedule != Schedule::kInterleaved ||
+      static_cast<int64_t>(chunk_layers.size()) != vpp)
+    return {chunks * layers / vpp, chunks * layers / vpp};
+  const int64_t total = m * vpp;
+  const int64_t warmup = std::min(2 * (par.pp - rank - 1) + (vpp - 1) * par.pp, total);
+  const int64_t round = std::min(par.pp, m);
+  auto forward_chunk = [&](int64_t k) { return (k / round) % vpp; };
+  auto backward_chunk = [&](int64_t j) { return vpp - 1 - (j / round) % vpp; };
+  InFlightLayers out;
+  int64_t alive = 0;
+  auto forward = [&](int64_t k) {
+    const int64_t chunk = forward_chunk(k);
+    alive += chunk_layers[static_cast<size_t>(chunk)];
+    out.peak = std::max(out.peak, alive);
+    if (chunk == vpp - 1) out.at_last_chunk = std::max(out.at_last_chunk, alive);
+  };
+  for (int64_t k = 0; k < warmup; ++k) forward(k);
+  const int64_t period = std::min(total - warmup, round * vpp);
+  for (int64_t i = 0; i < period; ++i) {
+    forward(warmup + i);
+    alive -= chunk_layers[static_cast<size_t>(backward_chunk(i))];
+  }
+  return out;
 }
 
 std::vector<RankLayout> layout_pipeline(int64_t num_layers, const Parallelism& par, int64_t m) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "vramplan/base/error.h"
@@ -17,6 +18,12 @@ inline constexpr const char* kSplitSettingKeys[] = {"pipeline_split",     "pipel
                                                     "first_stage_layers", "last_stage_layers",
                                                     "embedding_stage",    "loss_stage"};
 
+// Layer-microbatches alive on a rank (in_flight_layers, below).
+struct InFlightLayers {
+  int64_t peak = 0;
+  int64_t at_last_chunk = 0;
+};
+
 struct RankLayout {
   std::vector<int64_t> layers;    // decoder layer ids, in order, across all its model chunks
   int64_t last_chunk_layers = 0;  // of those, the ones in its last model chunk (the tail)
@@ -25,6 +32,9 @@ struct RankLayout {
   // Activation units kept at the peak: microbatches × (1/vpp of the rank's layers) — i.e. in
   // model-chunk microbatches. Activation bytes = units × (layers / vpp) × per-layer bytes.
   int64_t in_flight_chunks = 0;
+  // The same peak in layer-microbatches: in_flight_chunks × layers / vpp when the rank's chunks
+  // hold equal layers, else what the schedule's order leaves alive (in_flight_layers).
+  InFlightLayers in_flight_layers;
   int64_t in_flight_logits = 1;  // microbatches whose logits are alive at once (last rank)
 };
 
@@ -58,5 +68,18 @@ inline bool backward_chunk_by_chunk(const Parallelism& p, int64_t microbatches) 
 //   1F1B: min(pp − rank, m);  GPipe: m;  interleaved: min(2·(pp − rank − 1) + (vpp − 1)·pp + 1,
 //   m·vpp) chunks (schedules.py get_forward_backward_func warm-up count, plus the one in flight).
 int64_t in_flight_chunks(const Parallelism& parallel, int64_t rank, int64_t microbatches);
+
+// Layer-microbatches alive on `rank`, whose model chunks hold `chunk_layers` decoder layers
+// (virtual stage order): at the peak, and at the peak after a forward of the rank's last chunk —
+// on the last rank, the moment its loss runs. Where the chunks' layers differ, an interleaved
+// rank's count depends on which chunks its forwards reached: both Megatron's and torch's
+// interleaved 1F1B run `round` microbatches (pp, or m when fewer) through one virtual stage
+// before the next, forwards from the first chunk and backwards from the last (Megatron
+// schedules.py get_model_chunk_id; torch ScheduleInterleaved1F1B forward_stage_index /
+// backward_stage_index), one forward then one backward after the warm-up. The alive layers are
+// taken after each forward, over the warm-up and one period of the steady state (it repeats).
+// Otherwise both are in_flight_chunks × layers / vpp.
+InFlightLayers in_flight_layers(const Parallelism& parallel, int64_t rank, int64_t microbatches,
+                                std::span<const int64_t> chunk_layers);
 
 }  // namespace vramplan

@@ -48,6 +48,30 @@ TEST(Pipeline, InterleavedRanksHoldEveryPthChunk) {
   EXPECT_EQ(ranks[0].in_flight_chunks * 4, 44);
 }
 
+TEST(Pipeline, EvenChunksAliveLayersAreChunksTimesTheirLayers) {
+  auto ranks = layout_pipeline(32, pipeline(4, 2), 8);
+  EXPECT_EQ(ranks[0].in_flight_layers.peak, 44);
+  EXPECT_EQ(ranks[0].in_flight_layers.at_last_chunk, 44);
+  EXPECT_EQ(ranks[3].in_flight_layers.peak, 5 * 4);
+}
+
+TEST(Pipeline, UnequalInterleavedChunksFollowTheScheduleOrder) {
+  // 6 layers over pp 2 · vpp 2 as 1, 2, 2, 1 (torch's split with the embedding and loss as
+  // layers): rank 0 holds chunks of 1 and 2 layers, rank 1 of 2 and 1. Four microbatches, rounds
+  // of pp = 2 per virtual stage.
+  Parallelism p = pipeline(2, 2);
+  p.chunk_layers = {1, 2, 2, 1};
+  auto ranks = layout_pipeline(6, p, 4);
+  // Rank 0: warm-up 2·1 + 1·2 = 4 forwards (chunk 0, 0, 1, 1: 6 layers), then F chunk 0 → 7
+  // alive, B chunk 1 → 5, ...: 5 chunk-microbatches hold 7 layers, not 5 × 3/2.
+  EXPECT_EQ(ranks[0].in_flight_chunks, 5);
+  EXPECT_EQ(ranks[0].in_flight_layers.peak, 7);
+  // Rank 1: warm-up 2 (chunk 0 twice: 4 layers); F chunk 1 → 5 (its loss), B chunk 1 → 4, again;
+  // then F chunk 0 → 6, with no loss running.
+  EXPECT_EQ(ranks[1].in_flight_layers.peak, 6);
+  EXPECT_EQ(ranks[1].in_flight_layers.at_last_chunk, 5);
+}
+
 TEST(Pipeline, GPipeKeepsEveryMicrobatch) {
   auto ranks = layout_pipeline(32, pipeline(4, 1, Schedule::kGPipe), 8);
   for (const auto& r : ranks) EXPECT_EQ(r.in_flight_chunks, 8);

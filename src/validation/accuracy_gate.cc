@@ -74,7 +74,6 @@ struct Committed {
 constexpr Committed kCommitted[] = {
     {"Ultra-Scale reported memory (pp > 1 or tp <= 4), median |error| %", 5.8},
     {"Ultra-Scale reported memory (pp > 1 or tp <= 4), p90 |error| %", 19.0},
-    {"PyTorch reference activations + temporaries at peak, p90 |error| % of peak", 2.3},
 };
 
 double committed_figure(const std::string& name) {

@@ -26,9 +26,9 @@ bool same_params(const LayerParams& a, const LayerParams& b) {
 bool same_content(const RankGroup& a, const RankGroup& b) {
   return a.class_layers == b.class_layers &&
          a.last_chunk_class_layers == b.last_chunk_class_layers &&
-         a.has_embedding == b.has_embedding && a.has_head == b.has_head &&
-         a.stored_dense == b.stored_dense && a.stored_moe == b.stored_moe &&
-         a.full_dense == b.full_dense && a.full_moe == b.full_moe &&
+         a.chunk_layers == b.chunk_layers && a.has_embedding == b.has_embedding &&
+         a.has_head == b.has_head && a.stored_dense == b.stored_dense &&
+         a.stored_moe == b.stored_moe && a.full_dense == b.full_dense && a.full_moe == b.full_moe &&
          a.full_recomputed == b.full_recomputed;
 }
 
@@ -114,6 +114,8 @@ void FastMemoryModel::add_rank(const Parallelism& par, int64_t rank, PipelineSha
   for (int64_t k = 0; k < par.vpp; ++k) {
     const ChunkSpan span = chunk_span(base_.model.num_layers, par, rank + k * par.pp);
     const int64_t size = std::max<int64_t>(span.size, 0);
+    g.chunk_layers[static_cast<size_t>(k)] = size;
+    g.layers += size;
     const size_t begin = static_cast<size_t>(span.start);
     const size_t end = static_cast<size_t>(span.start + size);
     for (int c = 0; c < classes_; ++c) {
@@ -149,7 +151,7 @@ PipelineShape FastMemoryModel::shape(const Parallelism& par) const {
   // estimate() past the model's last layer; leave such layouts to it.
   const int64_t chunks = par.pp * par.vpp;
   if (par.compute_balanced_split ||  // nanotron's split: estimate() lays it out by compute cost
-      chunk_span(base_.model.num_layers, par, 0).size < 0 ||
+      par.vpp > kMaxFastVpp || chunk_span(base_.model.num_layers, par, 0).size < 0 ||
       chunk_span(base_.model.num_layers, par, chunks - 1).size < 0) {
     out.fast = false;
     return out;
@@ -284,7 +286,19 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
   const Wide recomputed = full ? group.full_recomputed : 0;
   const Wide per_microbatch =
       dense * terms.dense_layer + moe * terms.moe_layer + recomputed * terms.layer_input;
-  Wide total = per_microbatch * in_flight / par.vpp;
+  // estimate_activations.cc add_activations: the share of the rank's layers alive at the peak
+  // (the last rank's at its loss, with the moment of more alive hidden by the loss below).
+  const InFlightLayers alive =
+      par.vpp > 1
+          ? in_flight_layers(par, group.first_rank, microbatches,
+                             std::span(group.chunk_layers.data(), static_cast<size_t>(par.vpp)))
+          : InFlightLayers{in_flight * group.layers, in_flight * group.layers};
+  const int64_t counted = group.has_head ? alive.at_last_chunk : alive.peak;
+  const bool uneven = group.layers > 0 && Wide{counted} * par.vpp != Wide{in_flight} * group.layers;
+  Wide total =
+      uneven ? per_microbatch * counted / group.layers : per_microbatch * in_flight / par.vpp;
+  const Wide more_alive_elsewhere =
+      uneven && alive.peak > counted ? per_microbatch * alive.peak / group.layers - total : 0;
   const Wide logits_alive = (par.schedule == Schedule::kGPipe && par.pp > 1) ? microbatches : 1;
   const Wide heads = logits_alive * (1 + m.mtp_layers);
   Wide loss = group.has_head ? terms.logits * heads - (heads - 1) * terms.loss_transient : 0;
@@ -295,6 +309,11 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
   if (layer_freed) *layer_freed = stored_layer;
   const auto& held = group.class_layers;
   if (layers_held) *layers_held = std::accumulate(held.begin(), held.end(), int64_t{0});
+  if (more_alive_elsewhere > 0) {  // estimate_activations.cc kEarlierChunkRow
+    const Wide hidden = std::min(more_alive_elsewhere, loss);
+    total += more_alive_elsewhere - hidden;
+    loss -= hidden;
+  }
   if (recomputed > 0) {  // estimate_activations.cc: less the logits and loss freed before it
     const Wide working = std::max(terms.dense_layer, m.is_moe() ? terms.moe_layer : 0);
     total += working - std::min(working, loss);

@@ -39,6 +39,8 @@ struct FastPeak {
 inline constexpr int kMaxLayerClasses = 4;
 // Distinct pipeline ranks a layout may have on the fast path (typically first, middle, last).
 inline constexpr int kMaxRankGroups = 32;
+// Virtual stages the fast path lays out; more go to estimate().
+inline constexpr int kMaxFastVpp = 16;
 
 // Pipeline ranks holding exactly the same things. Every schedule keeps the most microbatches in
 // flight on the lowest rank, so the group's first rank alone decides the group's peak.
@@ -46,6 +48,10 @@ struct RankGroup {
   int64_t first_rank = 0;
   std::array<int64_t, kMaxLayerClasses> class_layers{};  // decoder layers of each class held
   std::array<int64_t, kMaxLayerClasses> last_chunk_class_layers{};  // ... in its last chunk
+  // Decoder layers of each of its model chunks (virtual stage order), for the interleaved peak
+  // of unequal chunks (pipeline.h in_flight_layers); `layers` their sum.
+  std::array<int64_t, kMaxFastVpp> chunk_layers{};
+  int64_t layers = 0;
   bool has_embedding = false;
   bool has_head = false;
   // Layers whose activations are stored, without and with full recompute (which keeps only the

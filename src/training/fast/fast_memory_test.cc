@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/test_models.h"
+#include "training/pipeline.h"
 #include "training/scenario_checks.h"
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/presets.h"
@@ -175,6 +176,19 @@ struct Compared {
   std::map<std::string, int> features;  // how many compared layouts used each feature
 };
 
+// Whether a rank's interleaved chunks hold different layers, so that its alive layers follow
+// the schedule's order (pipeline.h in_flight_layers).
+bool interleaved_unequal_chunks(const Scenario& s) {
+  const Parallelism& p = s.parallel;
+  if (p.schedule != Schedule::kInterleaved || p.vpp == 1 || validate_pipeline(s.model, p))
+    return false;
+  for (const RankLayout& r : layout_pipeline(s.model, p, microbatches_of(s))) {
+    const auto held = static_cast<int64_t>(r.layers.size());
+    if (r.in_flight_layers.peak * p.vpp != r.in_flight_chunks * held) return true;
+  }
+  return false;
+}
+
 void count_features(const Scenario& s, std::map<std::string, int>& features) {
   const Parallelism& p = s.parallel;
   const std::pair<const char*, bool> all[] = {
@@ -215,6 +229,7 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"fp8", s.training.fp8 != Fp8Recipe::kNone && !s.training.fp8_params},
       {"fp8 weights", s.training.fp8_params},
       {"grouped GEMM", s.training.moe_grouped_gemm && s.model.is_moe()},
+      {"interleaved, chunks of unequal layers", interleaved_unequal_chunks(s)},
   };
   for (const auto& [name, used] : all) features[name] += used;
 }
