@@ -44,9 +44,10 @@ def test_every_nth_layer_recompute_counts_layers():
     assert (s["recompute"], s["recompute_layers"]) == ("full", 2)
 
 
-def test_tp_rows_say_their_logits_are_replicated():
-    _, notes, in_target = to_settings(Scenario("Llama-3.1-8B", 2, layout="tp", world=2, tp=2), "llama")
-    assert not in_target and any("full-vocabulary logits" in n for n in notes)
+def test_tp_rows_say_their_logits_are_gathered():
+    # the plan's LM head gathers its output: vramplan's loss_parallel = false says so
+    s, _, in_target = to_settings(Scenario("Llama-3.1-8B", 2, layout="tp", world=2, tp=2), "llama")
+    assert in_target and s["tp"] == 2 and s["loss_parallel"] is False
 
 
 def test_depth_transformers_builds_differently_is_out_of_target():

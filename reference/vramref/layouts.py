@@ -122,6 +122,11 @@ def apply_tp(model, mesh_tp, sequence_parallel=True):
         for name in MLP_ROWWISE:
             plan[f"mlp.{name}"] = RowwiseParallel(output_layouts=seq)
         parallelize_module(layer, mesh_tp, plan)
+    # parallelize_module gives each module's weight a new DTensor Parameter, so a tied LM head
+    # (tie_word_embeddings) comes out with a copy of its own. Both plans shard the vocabulary
+    # dimension (Shard(0)): tie them again, as the model was defined.
+    if getattr(model.config, "tie_word_embeddings", False):
+        model.lm_head.weight = base.embed_tokens.weight
     return model
 
 

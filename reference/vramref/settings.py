@@ -62,11 +62,7 @@ def to_settings(sc: Scenario, family: str):
     if sc.tp > 1:
         s["sequence_parallel"] = sc.sequence_parallel
         # the plan's LM head returns replicated logits (torchtitan without loss parallelism)
-        notes.append(
-            "TP: the LM head's output is replicated, every rank holds the full-vocabulary logits and"
-            " loss; vramplan assumes a vocabulary-parallel loss and has no key for this"
-        )
-        in_target = False
+        s["loss_parallel"] = False
     if sc.pp > 1:
         s["vpp"] = sc.vpp
         s["schedule"] = sc.schedule

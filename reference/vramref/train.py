@@ -21,8 +21,23 @@ class NotRunnable(Exception):
     """The scenario cannot run with this model code or layout; the message says why."""
 
 
-def make_optimizer(name, params):
+def _homogeneous_groups(params):
+    """Tensor parallelism without sequence parallelism leaves the norms' weights plain tensors
+    beside the DTensor shards, and a fused or foreach step refuses a mix of the two ("got mixed
+    torch.Tensor and DTensor"): as a user would, give each kind its own parameter group (the
+    step runs once per group, each on tensors of one kind)."""
+    from torch.distributed.tensor import DTensor
+
     params = list(params)
+    shards = [p for p in params if isinstance(p, DTensor)]
+    plain = [p for p in params if not isinstance(p, DTensor)]
+    if not shards or not plain:
+        return params
+    return [{"params": shards}, {"params": plain}]
+
+
+def make_optimizer(name, params):
+    params = _homogeneous_groups(params)
     if name == "adamw-foreach":
         return torch.optim.AdamW(params, lr=1e-4, foreach=True)
     if name == "adamw-fused":

@@ -124,6 +124,11 @@ constexpr OptionSpec kOptions[] = {
     {"tp", K::kInteger, "parallelism", "1", "tensor-parallel degree", ""},
     {"sequence_parallel", K::kBool, "parallelism", "true",
      "sequence parallelism with TP (Korthikanti et al.)", ""},
+    {"loss_parallel", K::kBool, "parallelism", "true",
+     "with TP, the loss on vocabulary shards (Megatron, torchtitan's default); false: the LM "
+     "head's output is gathered and every TP rank holds the full-vocabulary logits and loss "
+     "(torchtitan disable_loss_parallel, transformers' tp_plan)",
+     ""},
     {"pp", K::kInteger, "parallelism", "1", "pipeline-parallel stages", ""},
     {"vpp", K::kInteger, "parallelism", "1", "virtual stages (model chunks) per pipeline rank", ""},
     {"schedule", K::kChoice, "parallelism", "1f1b (interleaved when vpp > 1)", "pipeline schedule",

@@ -272,6 +272,7 @@ std::optional<Error> read_parallel(const SettingReader& r, Parallelism& p) {
     if (auto e = r.integer(key, *target)) return e;
   if (auto e = read_pipeline_layout(r, p)) return e;
   if (auto e = r.boolean("sequence_parallel", p.sequence_parallel)) return e;
+  if (auto e = r.boolean("loss_parallel", p.loss_parallel)) return e;
   if (auto e = r.boolean("distributed_optimizer", p.distributed_optimizer)) return e;
   if (auto e = r.boolean("embedding_stage", p.embedding_as_stage)) return e;
   if (auto e = r.boolean("loss_stage", p.loss_as_stage)) return e;

@@ -24,6 +24,12 @@ TEST(ScenarioIo, TextAndTypedValuesAreTheSame) {
   EXPECT_EQ(text->scenario.parallel.tp, 2);
   EXPECT_FALSE(text->scenario.parallel.sequence_parallel);
   EXPECT_EQ(text->scenario.model.hidden, 4096);
+  EXPECT_TRUE(text->scenario.parallel.loss_parallel);
+  auto gathered = resolve({{"model", "Llama-3.1-8B"}, {"tp", 2}, {"loss_parallel", "false"}});
+  ASSERT_TRUE(gathered.ok());
+  EXPECT_FALSE(gathered->scenario.parallel.loss_parallel);
+  EXPECT_EQ(resolve({{"model", "Llama-3.1-8B"}, {"loss_parallel", "maybe"}}).error().field,
+            "loss_parallel");
 }
 
 TEST(ScenarioIo, HubIdFindsThePreset) {

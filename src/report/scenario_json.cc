@@ -106,6 +106,7 @@ json parallel_json(const Parallelism& p) {
   return {
       {"tp", p.tp},
       {"sequence_parallel", p.sequence_parallel},
+      {"loss_parallel", p.loss_parallel},
       {"pp", p.pp},
       {"vpp", p.vpp},
       {"schedule", schedule_name(p.schedule)},

@@ -355,10 +355,14 @@ Term lora_first_layer_saving(const Scenario& s, bool explain) {
   return sum.finish(preamble(s, d));
 }
 
+Wide logits_vocab(const Scenario& s) {
+  if (!s.parallel.loss_parallel) return padded_vocab(s);
+  return ceil_div(padded_vocab(s), s.parallel.tp);
+}
+
 Wide loss_backward_transient(const Scenario& s) {
   if (s.conventions.model_code != ModelCode::kTransformers) return 0;
-  const Wide t = s.parallel.tp;
-  return tokens_per_rank(s) * ceil_div(padded_vocab(s), t) * 8;
+  return tokens_per_rank(s) * logits_vocab(s) * 8;
 }
 
 Wide loss_backward_only(const Scenario& s) {
@@ -366,14 +370,11 @@ Wide loss_backward_only(const Scenario& s) {
   const Wide b = bytes_of(1, s.training.activation_dtype);
   const Wide forward = b + (b < 4 ? 4 : 0) + 4;
   const Wide backward = std::max<Wide>(s.conventions.loss_bytes_per_logit, b);
-  return tokens_per_rank(s) * ceil_div(padded_vocab(s), s.parallel.tp) *
-         std::max<Wide>(backward - forward, 0);
+  return tokens_per_rank(s) * logits_vocab(s) * std::max<Wide>(backward - forward, 0);
 }
 
 Wide last_stage_output_bytes(const Scenario& s) {
-  const Wide t = s.parallel.tp;
-  return tokens_per_rank(s) * ceil_div(padded_vocab(s), t) *
-         bytes_of(1, s.training.activation_dtype);
+  return tokens_per_rank(s) * logits_vocab(s) * bytes_of(1, s.training.activation_dtype);
 }
 
 bool sliding_layers_masked(const Scenario& s) {
@@ -510,17 +511,24 @@ Term head_activations(const Scenario& s, bool explain) {
 
 Term logits_and_loss(const Scenario& s, bool explain) {
   const Dims d = dims_of(s);
-  const Wide vocab_shard = ceil_div(padded_vocab(s), d.t);
+  const Wide vocab_shard = logits_vocab(s);
+  // Without loss parallelism the gathered logits are whole on every TP rank.
+  const bool whole = !s.parallel.loss_parallel && d.t > 1;
+  const char* per_token = whole ? "n·V" : "n·⌈V/t⌉";
   SumBuilder sum(explain);
-  sum.add("logits", "n·⌈V/t⌉·B", d.n * vocab_shard * d.bytes);
+  sum.add("logits", fmt::format("{}·B", per_token).c_str(), d.n * vocab_shard * d.bytes);
   // What the loss keeps beside the logits: fp32 copies (one for Megatron, two for nanotron).
   const Wide loss_extra = std::max<Wide>(s.conventions.loss_bytes_per_logit - d.bytes, 0);
-  sum.add("fp32 cross-entropy copies", "n·⌈V/t⌉·(L−B)", d.n * vocab_shard * loss_extra);
+  sum.add("fp32 cross-entropy copies", fmt::format("{}·(L−B)", per_token).c_str(),
+          d.n * vocab_shard * loss_extra);
   // transformers' Gemma 2 soft-caps the logits (final_logit_softcapping: / cap, tanh, · cap)
   // before the loss; tanh's output is kept for the backward.
   if (s.conventions.model_code == ModelCode::kTransformers && s.model.model_type == "gemma2")
-    sum.add("soft-capped logits (tanh output)", "n·⌈V/t⌉·B", d.n * vocab_shard * d.bytes);
-  return sum.finish(preamble(s, d) + fmt::format("V = {}: ", group_digits(padded_vocab(s))));
+    sum.add("soft-capped logits (tanh output)", fmt::format("{}·B", per_token).c_str(),
+            d.n * vocab_shard * d.bytes);
+  return sum.finish(preamble(s, d) +
+                    fmt::format("V = {}{}: ", group_digits(padded_vocab(s)),
+                                whole ? " (gathered to every TP rank: no loss parallelism)" : ""));
 }
 
 }  // namespace vramplan

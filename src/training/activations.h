@@ -114,6 +114,10 @@ Term embedding_activations(const Scenario& s, bool explain);
 // Last stage: inputs of the final norm and of the LM head, kept per microbatch in flight.
 Term head_activations(const Scenario& s, bool explain);
 
+// Vocabulary entries of the logits one TP rank holds: ⌈V/t⌉ with loss parallelism, V without
+// (Parallelism::loss_parallel).
+Wide logits_vocab(const Scenario& s);
+
 // Last stage transient: the logits in the activation dtype plus the fp32 copy the cross-entropy
 // works on (Megatron's vocab-parallel cross entropy casts to fp32 and keeps exp-logits).
 Term logits_and_loss(const Scenario& s, bool explain);

@@ -126,6 +126,12 @@ TEST(Activations, LogitsInActivationDtypePlusFp32Copy) {
   // n·V·(2 + 4) = 8192·128256·6 = 6,304,038,912; TP splits the vocabulary.
   EXPECT_EQ(logits_and_loss(llama(8192), false).bytes, 6'304'038'912);
   EXPECT_EQ(logits_and_loss(llama(8192, 2), false).bytes, 6'304'038'912 / 2);
+  // Without loss parallelism the LM head's output is gathered: every TP rank holds it whole.
+  Scenario gathered = llama(8192, 2);
+  gathered.parallel.loss_parallel = false;
+  const Term whole = logits_and_loss(gathered, true);
+  EXPECT_EQ(whole.bytes, 6'304'038'912);
+  EXPECT_NE(whole.formula.find("no loss parallelism"), std::string::npos);
 }
 
 TEST(Activations, MoeLayerCountsDispatchedTokens) {

@@ -473,9 +473,10 @@ void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out)
   if (c.s.conventions.pipeline_keeps_last_outputs && c.s.parallel.pp > 1) {
     Term kept{Wide{c.microbatches} * last_stage_output_bytes(c.s), ""};
     if (c.explain)
-      kept.formula = fmt::format("{} microbatches × logits n·⌈V/t⌉·B ({})",
-                                 static_cast<int64_t>(c.microbatches),
-                                 short_bytes(last_stage_output_bytes(c.s)));
+      kept.formula =
+          fmt::format("{} microbatches × logits {}·B ({})", static_cast<int64_t>(c.microbatches),
+                      c.s.parallel.loss_parallel ? "n·⌈V/t⌉" : "n·V",
+                      short_bytes(last_stage_output_bytes(c.s)));
     out.add(kKeptOutputsRow, std::move(kept), CountsToward::kAllocated, kSourceLastOutputs);
   }
   if (mtp > 0) {

@@ -121,6 +121,11 @@ struct Finetune {
 struct Parallelism {
   int64_t tp = 1;
   bool sequence_parallel = true;  // only meaningful when tp > 1
+  // With tp > 1: the loss runs on vocabulary shards (Megatron's vocab-parallel cross entropy,
+  // torchtitan's loss_parallel). false: the LM head's output is gathered and every TP rank holds
+  // the full-vocabulary logits and loss (torchtitan disable_loss_parallel, transformers' tp_plan
+  // colwise_gather_output).
+  bool loss_parallel = true;
   int64_t pp = 1;
   int64_t vpp = 1;  // virtual stages (model chunks) per pipeline rank
   Schedule schedule = Schedule::k1F1B;

@@ -166,6 +166,18 @@ TEST(TorchtitanImport, DataParallelFlavours) {
   EXPECT_EQ(never.settings["fsdp"], "shard_grad_op");
 }
 
+TEST(TorchtitanImport, LossParallelIsItsOwnSetting) {
+  const std::string model = "[model]\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = 8\n";
+  const Imported off = imported(model + "disable_loss_parallel = true\n");
+  EXPECT_EQ(off.settings["loss_parallel"], false);
+  EXPECT_TRUE(has_key(off.understood, "parallelism.disable_loss_parallel", "loss_parallel"));
+  // Full-vocabulary logits on every TP rank: more memory than with the loss on shards.
+  EXPECT_GT(peak(off.settings), peak(imported(model).settings));
+  const Imported without_tp =
+      imported("[model]\nflavor = \"8B\"\n[parallelism]\ndisable_loss_parallel = true\n");
+  EXPECT_TRUE(ignored_as(without_tp, "parallelism.disable_loss_parallel", "no effect without TP"));
+}
+
 TEST(TorchtitanImport, ErrorsNameTheKeyAsWritten) {
   EXPECT_EQ(import_error("[model]\nname = \"gpt5\"\nflavor = \"8B\"\n").field, "model.name");
   EXPECT_EQ(import_error("[model]\nname = \"llama3\"\nflavor = \"7B\"\n").field, "model.flavor");

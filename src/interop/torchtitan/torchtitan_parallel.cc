@@ -132,10 +132,10 @@ std::optional<Error> tensor_parallel_options(TitanJob& job) {
     Result<bool> on = job.keys.boolean(*v);
     if (!on) return on.error();
     loss_parallel = v == disable ? !*on : *on;
-    if (job.tp > 1 && !loss_parallel)
-      job.out.unsupported(v->written, v->text, "full-vocabulary logits on every TP rank");
+    if (job.tp > 1)
+      job.out.set(v->written, v->text, "loss_parallel", loss_parallel);
     else
-      job.out.ignore(v->written, v->text, job.tp > 1 ? kNoMemoryEffect : "no effect without TP");
+      job.out.ignore(v->written, v->text, "no effect without TP");
   }
   if (const TitanValue* v = job.keys.take("parallelism.enable_async_tensor_parallel")) {
     Result<bool> on = job.keys.boolean(*v);

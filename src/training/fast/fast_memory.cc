@@ -261,7 +261,9 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
   out.layer_input = n * h * b / t_sp;
   out.embedding = tr.dropout ? n * h / t_sp : 0;
   out.head = n * h * b / t_sp + n * h * b / column_input_divisor(par, base_.conventions);
-  const Wide vocab_shard = ceil_div(padded_vocab_of(par.tp), t);
+  // activations.cc logits_vocab: whole on every TP rank without loss parallelism.
+  const Wide vocab_shard =
+      par.loss_parallel ? ceil_div(padded_vocab_of(par.tp), t) : Wide{padded_vocab_of(par.tp)};
   const Wide loss_extra = std::max<Wide>(base_.conventions.loss_bytes_per_logit - b, 0);
   out.logits = n * vocab_shard * b + n * vocab_shard * loss_extra;
   if (base_.conventions.model_code == ModelCode::kTransformers)
