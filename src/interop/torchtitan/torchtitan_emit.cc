@@ -252,6 +252,7 @@ std::optional<Error> parallel(const Scenario& s, const Layout& l, Toml& toml) {
   toml.add("parallelism", "data_parallel_shard_degree", l.shard);
   toml.add("parallelism", "fsdp_reshard_after_forward", quoted(l.reshard));
   toml.add("parallelism", "tensor_parallel_degree", p.tp);
+  if (p.tp > 1 && !p.loss_parallel) toml.add("parallelism", "disable_loss_parallel", "true");
   toml.add("parallelism", "pipeline_parallel_degree", p.pp);
   toml.add("parallelism", "context_parallel_degree", p.cp);
   if (s.model.is_moe()) {

@@ -77,6 +77,10 @@ TEST(TorchtitanEmit, RoundTrips) {
                            {"tp", 2},
                            {"etp", 2},
                            {"recompute", "full"}}));
+  expect_round_trip(titan({{"model", "Llama-3.1-8B"},
+                           {"gpus", 8},
+                           {"tp", 2},
+                           {"loss_parallel", false}}));  // disable_loss_parallel = true
 }
 
 TEST(TorchtitanEmit, RefusesWhatTorchtitanCannotRun) {
