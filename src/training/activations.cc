@@ -378,9 +378,14 @@ Wide last_stage_output_bytes(const Scenario& s) {
 }
 
 bool sliding_layers_masked(const Scenario& s) {
+  // transformers decides from the hidden states it is given. Under sequence parallelism the
+  // plans hand the decoder the embedding's output as the rank's sequence shard
+  // (RowwiseParallel(output_layouts=Shard(1)) returns a local tensor), so it sees s/t tokens.
+  const bool sequence_parallel = s.parallel.sequence_parallel && s.parallel.tp > 1;
+  const Wide seen = s.training.seq_len / (sequence_parallel ? s.parallel.tp : 1);
   return s.conventions.model_code == ModelCode::kTransformers && s.training.flash_attention &&
          s.model.attention == AttentionKind::kStandard && s.model.sliding_window > 0 &&
-         s.training.seq_len >= s.model.sliding_window;
+         seen >= s.model.sliding_window;
 }
 
 // SDPA's math kernel in the backward of one layer (attention.cpp, the composite's autograd):

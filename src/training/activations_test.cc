@@ -249,6 +249,22 @@ TEST(Activations, TransformersFp32GroupedQueryAttentionRunsTheMathKernel) {
       probs - stats);
 }
 
+TEST(Activations, SequenceParallelShowsTransformersTheSequenceShard) {
+  // Mistral v0.1: a 4,096-token window; at 4,096 tokens its layers get a mask, unless sequence
+  // parallelism hands transformers the rank's 2,048-token shard.
+  Scenario s = llama(4096);
+  s.conventions.model_code = ModelCode::kTransformers;
+  s.model.sliding_window = 4096;
+  s.model.layer_attention.assign(32, LayerAttention::kSliding);
+  EXPECT_TRUE(sliding_layers_masked(s));
+  Scenario tp = llama(4096, 2, false);
+  tp.conventions = s.conventions;
+  tp.model = s.model;
+  EXPECT_TRUE(sliding_layers_masked(tp));
+  tp.parallel.sequence_parallel = true;
+  EXPECT_FALSE(sliding_layers_masked(tp));
+}
+
 // Nemotron-H-8B's Mamba-2 block (h 4096, H 128 heads of P 64, N 128, G 8), n = 8192, B = 2:
 //   norm input n·h·2                          =  67,108,864 (one norm per block)
 //   in_proj input n·h·2                       =  67,108,864
