@@ -307,6 +307,12 @@ bool norm_weight_in_fp32(const std::string& model_type) {
 
 }  // namespace
 
+Wide moe_block_activations(const Scenario& s) {
+  SumBuilder sum(false);
+  add_moe(s, dims_of(s), lora_frozen_experts(s), sum);
+  return sum.finish("").bytes;
+}
+
 NormKeeps norm_keeps(const Scenario& s) {
   const Wide b = bytes_of(1, s.training.activation_dtype);
   if (s.conventions.model_code != ModelCode::kTransformers) return {b, 0, "B"};

@@ -96,6 +96,10 @@ Term math_attention_backward_scratch(const Scenario& s, bool explain);
 // with trained weights; 0 elsewhere.
 Term layer_backward_transient(const Scenario& s, bool weight_grad_exists, bool explain);
 
+// Of an MoE layer's activations (layer_activations), what its MoE block keeps: router input and
+// scores, dispatched tokens, expert outputs and intermediates, shared experts.
+Wide moe_block_activations(const Scenario& s);
+
 // Tokens of one microbatch on one context-parallel rank: n = s·b/c.
 Wide tokens_per_rank(const Scenario& s);
 

@@ -31,6 +31,10 @@ constexpr const char* kSourceGradCopy =
 constexpr const char* kSourceMergedOutputs =
     "PyTorch torch/distributed/pipelining/schedules.py (PipelineScheduleSingle.step returns "
     "self._merge_outputs(self._stage.output_chunks), a torch.cat)";
+constexpr const char* kSourceFirstLayerBackward =
+    "PyTorch autograd engine.cpp (gradients made as the backward reaches each weight; saved "
+    "tensors released after their node), read from the PyTorch reference's live tensors at the "
+    "peak (docs/frameworks.md, Model code)";
 constexpr const char* kSourceOptimizerStep =
     "torch.optim foreach Adam/AdamW (_multi_tensor_adam: sqrt of the second moment) and "
     "Adafactor (_adafactor.py _multi_tensor_adafactor: row_var @ col_var per matrix)";
@@ -51,7 +55,8 @@ constexpr std::string_view kActivationRows[] = {"activations",
                                                 kRecomputeReservedRow,
                                                 kMathScratchRow,
                                                 kBackwardTransientRow,
-                                                kEarlierChunkRow};
+                                                kEarlierChunkRow,
+                                                kFirstLayerBackwardRow};
 
 bool is_activation_row(const Row& r) {
   for (std::string_view name : kActivationRows)
@@ -126,6 +131,19 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, RowsAt row
     gpipe_one_microbatch = activations / std::max<int64_t>(stage.in_flight_microbatches, 1);
     t.forward_backward -= std::min(row_bytes(stage, "gradients"), gpipe_one_microbatch);
   }
+  // Late in the backward, most gradients beside the first layer's tensors can outweigh every
+  // activation beside none (first_layer_backward_moment).
+  std::optional<FirstLayerMoment> late;
+  if (grads_absent && !unsharded_stage) late = first_layer_backward_moment(c);
+  if (late) {
+    const int64_t grads = row_bytes(stage, "gradients") + row_bytes(stage, "adapter gradients");
+    const int64_t at_late =
+        t.forward_backward - activations + grads - late->pending_gradients + late->alive;
+    if (at_late > t.forward_backward)
+      t.forward_backward = at_late;
+    else
+      late.reset();
+  }
   const bool adam = c.s.training.optimizer == Optimizer::kAdamW;
   const bool adafactor = c.s.training.optimizer == Optimizer::kAdafactor;
   const bool foreach = c.s.conventions.optimizer_foreach_temporaries;
@@ -165,7 +183,12 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, RowsAt row
     out.add(kMergedOutputsRow, std::move(copy), CountsToward::kAllocated, kSourceMergedOutputs);
     return t;
   }
-  if (!optimizer_shown && grads_absent) {
+  if (!optimizer_shown && late) {
+    out.shrink("gradients", late->pending_gradients, late->gradients_note);
+    std::erase_if(stage.rows, is_activation_row);
+    out.add(kFirstLayerBackwardRow, Term{late->alive, late->formula}, CountsToward::kAllocated,
+            kSourceFirstLayerBackward);
+  } else if (!optimizer_shown && grads_absent) {
     std::erase_if(stage.rows, is_gradient_row);
   } else if (!optimizer_shown && gpipe_one_microbatch > 0) {
     if (row_bytes(stage, "gradients") <= gpipe_one_microbatch) {
@@ -314,8 +337,9 @@ void add_warnings(const Scenario& s, int64_t m, Estimate& est) {
   if (s.conventions.lazy_gradients && m == 1)
     est.warnings.push_back(
         "gradients are allocated by the backward and set to None after each step, and there is "
-        "one microbatch per step: the forward/backward peak holds no gradients; the optimizer "
-        "step holds them all");
+        "one microbatch per step: the forward/backward peak holds every activation and no "
+        "gradient, or (transformers' layers on one GPU) most gradients beside the first layer's "
+        "tensors, late in the backward; the optimizer step holds them all");
   if (!s.training.flash_attention && s.training.seq_len >= 8192)
     est.warnings.push_back(
         "materialised attention at this sequence length stores s² scores per "

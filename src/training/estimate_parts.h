@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -130,6 +131,20 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
 void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out);
 // The last stage's final norm and LM head inputs, logits and loss, and MTP layers.
 void add_head_terms(const Context& c, const RankLayout& rank, StageBuilder& out);
+// With lazily created gradients and one microbatch, the moment late in the backward when the
+// model's first layer starts it (layers/first_layer_backward.cc): the gradients not made yet and
+// what that layer holds then. nullopt where that op order was not read (several GPUs, other
+// model code, fine-tuning, offload, autocast copies, fp8, partial recompute).
+struct FirstLayerMoment {
+  int64_t pending_gradients = 0;  // bytes of the gradients not made yet
+  int64_t alive = 0;              // the layer's saved tensors and in-flight gradients
+  std::string gradients_note;     // explain only
+  std::string formula;
+};
+std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c);
+// Its row, in place of the activation rows when it is the forward/backward peak.
+inline constexpr const char* kFirstLayerBackwardRow = "first layer's backward (saved + in flight)";
+
 // Workspaces, persistent buffers, the allocator pool, CUDA context and NCCL buffers.
 void add_beyond_tensors(const Context& c, const PhaseTotals& phases, StageEstimate& stage,
                         StageBuilder& out);

@@ -1,0 +1,128 @@
+// The forward/backward peak with lazily created gradients and one microbatch, late in the
+// backward (estimate_parts.h first_layer_backward_moment).
+//
+// With .grad set to None after each step and one microbatch, the backward creates every gradient
+// as it frees the activations: early on it holds all activations and no gradient, at the end
+// every gradient and no activation. Its last layer, the model's first, is where most gradients
+// already exist beside one layer's saved tensors. Read from the PyTorch reference's live
+// tensors at the peak (transformers' model code, one GPU):
+//  - a dense layer: the backward of down_proj, the MLP's last linear, as the layer starts its
+//    backward. Every gradient exists but this layer's others (and the input embedding's, made
+//    last); down_proj's has just been made. Beside them the layer's saved tensors and what its
+//    first backward ops hold (layer_backward_transient); under full recomputation the layer's
+//    input and its re-created activations.
+//  - an MoE layer (transformers 5's stacked experts, grouped_mm): the backward of the experts'
+//    fused gate_up projection. Its expert gradients are then all made, the attention's, the
+//    norms' and the router's not (they run later); the MoE block keeps only the router's input
+//    and scores and the dispatched tokens, beside the gradient of gate_up's output (k·n·2·f_e),
+//    the dispatched tokens' gradient (k·n·h) and the layer's output gradient (n·h). Mixtral:
+//    947 MiB of activations and temporaries at the reference's peak, 945 MiB by these terms.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "training/activations.h"
+#include "training/estimate_parts.h"
+#include "training/finetune/finetune_rows.h"
+#include "vramplan/model/precision.h"
+
+namespace vramplan::estimate_parts {
+
+namespace {
+
+// One GPU running transformers' eager layers, the whole model trained in one dtype: where the
+// op order above was read. Elsewhere gradients are sharded, bucketed or reduced per unit.
+bool moment_modelled(const Scenario& s) {
+  const Parallelism& p = s.parallel;
+  const bool one_gpu = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.ep == 1 && p.dp == 1 &&
+                       p.fsdp == FsdpMode::kNone && p.zero == 0;
+  const Recompute r = s.training.recompute;
+  return one_gpu && s.conventions.model_code == ModelCode::kTransformers &&
+         s.conventions.lazy_gradients && !finetune_active(s.finetune) && !s.offload.any() &&
+         !s.conventions.autocast_weight_cache && s.training.fp8 == Fp8Recipe::kNone &&
+         !s.model.is_hybrid() && s.images.count == 0 && s.model.num_layers > 0 &&
+         (r == Recompute::kNone || (r == Recompute::kFull && s.training.recompute_layers == 0));
+}
+
+// What an MoE block holds at its experts' gate_up backward: the router's input and scores and
+// the dispatched tokens, beside gate_up's output gradient (k·n·2·f_e), the dispatched tokens'
+// gradient (k·n·h) and the layer's output gradient (n·h).
+struct ExpertBackward {
+  Wide bytes = 0;
+  std::string formula;
+};
+
+ExpertBackward expert_backward(const Scenario& s, bool explain) {
+  const ModelConfig& m = s.model;
+  const MoeConfig& e = m.moe;
+  const Wide n = tokens_per_rank(s), h = m.hidden;
+  const Wide act = bytes_of(1, s.training.activation_dtype);
+  const Wide routed = n * e.top_k;
+  const Wide expert_bytes =
+      autocast_keeps_experts_in_param_dtype(s) ? bytes_of(1, s.training.param_dtype) : act;
+  const Wide router_kept = n * h * act + 2 * n * e.num_experts * 4;
+  const Wide dispatched = routed * h * expert_bytes;
+  const Wide gate_up_grad = routed * 2 * e.expert_ffn * expert_bytes;
+  const Wide output_grad = n * h * act;
+  ExpertBackward out{router_kept + dispatched + gate_up_grad + dispatched + output_grad, ""};
+  if (explain)
+    out.formula = fmt::format(
+        "router input and scores n·h·B + 2·n·E·4 ({}) + dispatched tokens k·n·h·B ({}), beside "
+        "the experts' gate_up backward: its output's gradient k·n·2·f_e·B ({}), the dispatched "
+        "tokens' gradient ({}) and the layer's output gradient n·h·B ({})",
+        short_bytes(router_kept), short_bytes(dispatched), short_bytes(gate_up_grad),
+        short_bytes(dispatched), short_bytes(output_grad));
+  return out;
+}
+
+}  // namespace
+
+std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
+  const Scenario& s = c.s;
+  if (!moment_modelled(s)) return std::nullopt;
+  const ModelConfig& m = s.model;
+  const LayerParams& layer = c.counts.layers.front();
+  const bool moe = m.is_moe() && m.moe_layers.front();
+  // In the gradients row's dtype (estimate_states.cc).
+  const Wide grad =
+      bytes_of(1, s.training.fp32_grad_accumulation ? DType::kFp32 : s.training.grad_dtype);
+  // The input embedding's gradient comes last, unless the LM head (tied) made it already.
+  const Wide embedding = m.tied_embeddings ? 0 : c.counts.embedding + c.counts.position_embedding;
+  FirstLayerMoment out;
+  if (!moe) {
+    const Wide down = layer.mlp / (m.mlp == MlpKind::kGated ? 3 : 2);
+    const Wide pending = layer.total() - layer.buffers - down + embedding;
+    out.pending_gradients = pending * grad;
+    const Term transient = layer_backward_transient(s, false, c.explain);
+    const bool full = s.training.recompute == Recompute::kFull;
+    const Wide saved = c.dense_layer.bytes + (full ? c.layer_input.bytes : 0);
+    out.alive = saved + transient.bytes;
+    if (c.explain) {
+      out.gradients_note =
+          fmt::format("less those not made yet: the first layer's but down_proj's{} ({} params)",
+                      embedding > 0 ? " and the input embedding's" : "", group_digits(pending));
+      out.formula = fmt::format(
+          "the first layer's saved tensors{} ({}) + its backward's first gradients ({})",
+          full ? ", re-created, and its kept input" : "", short_bytes(saved), transient.formula);
+    }
+    return out;
+  }
+  if (s.training.recompute == Recompute::kFull) return std::nullopt;  // not read
+  const Wide pending = layer.attention + layer.attention_replicated + layer.norms + layer.router +
+                       layer.indexer + embedding;
+  out.pending_gradients = pending * grad;
+  const ExpertBackward experts = expert_backward(s, c.explain);
+  const Wide attention_part = c.moe_layer.bytes - moe_block_activations(s);
+  out.alive = attention_part + experts.bytes;
+  if (c.explain) {
+    out.gradients_note = fmt::format(
+        "less those not made yet: the first layer's attention, norms and router{} ({} params)",
+        embedding > 0 ? ", the input embedding" : "", group_digits(pending));
+    out.formula = fmt::format("the first layer's attention-side saved tensors ({}) + {}",
+                              short_bytes(attention_part), experts.formula);
+  }
+  return out;
+}
+
+}  // namespace vramplan::estimate_parts
