@@ -43,7 +43,10 @@ class Network {
   }
 
   // Each rank sends `bytes` spread evenly over the group; off-node traffic leaves through the
-  // rank's own NIC while on-node traffic runs over NVLink at the same time.
+  // rank's own NIC while on-node traffic runs over NVLink at the same time. NCCL runs an
+  // all-to-all as one group of sends and receives to every peer at once (torch's
+  // all_to_all_single: ncclGroupStart, ncclSend/ncclRecv per peer, ncclGroupEnd), not as size − 1
+  // steps one after another: one step's latency, where a ring collective pays one per step.
   double all_to_all(double bytes, double size, double stride) const {
     if (size <= 1 || bytes <= 0) return 0;
     const double per_node = static_cast<double>(cluster_.gpus_per_node);
@@ -52,8 +55,7 @@ class Network {
     const double inter = cluster_.inter_node_gbps * 1e9 * c_.inter_bw_efficiency;
     const double on_node = bytes * (in_node - 1) / size, off_node = bytes * (size - in_node) / size;
     const double latency = in_node < size ? c_.inter_latency_s : c_.intra_latency_s;
-    return c_.collective_overhead_s + latency * (size - 1) +
-           std::max(on_node / intra, off_node / inter);
+    return c_.collective_overhead_s + latency + std::max(on_node / intra, off_node / inter);
   }
 
   double p2p(double bytes, bool crosses_nodes) const {
