@@ -39,7 +39,9 @@ bool moment_modelled(const Scenario& s) {
                        p.fsdp == FsdpMode::kNone && p.zero == 0;
   const Recompute r = s.training.recompute;
   return one_gpu && s.conventions.model_code == ModelCode::kTransformers &&
-         s.conventions.lazy_gradients && !finetune_active(s.finetune) && !s.offload.any() &&
+         s.conventions.lazy_gradients && s.finetune.method == FinetuneMethod::kNone &&
+         layers_without_backward(s) == s.finetune.freeze_first_layers &&
+         s.finetune.freeze_first_layers < s.model.num_layers && !s.offload.any() &&
          !s.conventions.autocast_weight_cache && s.training.fp8 == Fp8Recipe::kNone &&
          !s.model.is_hybrid() && s.images.count == 0 && s.model.num_layers > 0 &&
          (r == Recompute::kNone || (r == Recompute::kFull && s.training.recompute_layers == 0));
@@ -82,13 +84,21 @@ std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
   const Scenario& s = c.s;
   if (!moment_modelled(s)) return std::nullopt;
   const ModelConfig& m = s.model;
-  const LayerParams& layer = c.counts.layers.front();
-  const bool moe = m.is_moe() && m.moe_layers.front();
+  // The first layer the backward reaches last: the model's first, or the first one trained
+  // where frozen layers (and the embedding) come before it.
+  const auto first = static_cast<size_t>(s.finetune.freeze_first_layers);
+  const LayerParams& layer = c.counts.layers[first];
+  const bool moe = m.is_moe() && m.moe_layers[first];
   // In the gradients row's dtype (estimate_states.cc).
   const Wide grad =
       bytes_of(1, s.training.fp32_grad_accumulation ? DType::kFp32 : s.training.grad_dtype);
-  // The input embedding's gradient comes last, unless the LM head (tied) made it already.
-  const Wide embedding = m.tied_embeddings ? 0 : c.counts.embedding + c.counts.position_embedding;
+  // The input embedding's gradient comes last, unless the LM head (tied) made it already or it
+  // is frozen.
+  const bool embedding_trained = !s.finetune.freeze_embeddings && first == 0;
+  const Wide embedding = m.tied_embeddings || !embedding_trained
+                             ? 0
+                             : c.counts.embedding + c.counts.position_embedding;
+  const char* whose = first == 0 ? "the first layer's" : "the first trained layer's";
   FirstLayerMoment out;
   if (!moe) {
     const Wide down = layer.mlp / (m.mlp == MlpKind::kGated ? 3 : 2);
@@ -100,11 +110,11 @@ std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
     out.alive = saved + transient.bytes;
     if (c.explain) {
       out.gradients_note =
-          fmt::format("less those not made yet: the first layer's but down_proj's{} ({} params)",
+          fmt::format("less those not made yet: {} but down_proj's{} ({} params)", whose,
                       embedding > 0 ? " and the input embedding's" : "", group_digits(pending));
-      out.formula = fmt::format(
-          "the first layer's saved tensors{} ({}) + its backward's first gradients ({})",
-          full ? ", re-created, and its kept input" : "", short_bytes(saved), transient.formula);
+      out.formula = fmt::format("{} saved tensors{} ({}) + its backward's first gradients ({})",
+                                whose, full ? ", re-created, and its kept input" : "",
+                                short_bytes(saved), transient.formula);
     }
     return out;
   }
@@ -116,10 +126,10 @@ std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
   const Wide attention_part = c.moe_layer.bytes - moe_block_activations(s);
   out.alive = attention_part + experts.bytes;
   if (c.explain) {
-    out.gradients_note = fmt::format(
-        "less those not made yet: the first layer's attention, norms and router{} ({} params)",
-        embedding > 0 ? ", the input embedding" : "", group_digits(pending));
-    out.formula = fmt::format("the first layer's attention-side saved tensors ({}) + {}",
+    out.gradients_note =
+        fmt::format("less those not made yet: {} attention, norms and router{} ({} params)", whose,
+                    embedding > 0 ? ", the input embedding" : "", group_digits(pending));
+    out.formula = fmt::format("{} attention-side saved tensors ({}) + {}", whose,
                               short_bytes(attention_part), experts.formula);
   }
   return out;

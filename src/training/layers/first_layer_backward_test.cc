@@ -61,6 +61,22 @@ TEST(FirstLayerBackward, ShortSequencesPeakLateWithMostGradients) {
   EXPECT_EQ(row(stage, "logits + loss"), 0);
 }
 
+TEST(FirstLayerBackward, WithFrozenLayersTheFirstTrainedLayerComesLast) {
+  // The embedding and layer 0 frozen: the backward stops at layer 1, whose weights but
+  // down_proj's have no gradient yet; no embedding gradient is coming.
+  Scenario s = two_layers(256);
+  s.finetune.freeze_embeddings = true;
+  s.finetune.freeze_first_layers = 1;
+  Result<Estimate> e = estimate(s, {.explain = true, .rows_at = RowsAt::kForwardBackward});
+  ASSERT_TRUE(e.ok());
+  const StageEstimate& stage = e->stages.front();
+  const ParamCounts counts = count_parameters(s.model);
+  const LayerParams& trained = counts.layers[1];
+  const int64_t trainable = trained.total() + counts.lm_head + counts.final_norm;
+  EXPECT_EQ(row(stage, "gradients"), 2 * (trainable - (trained.total() - 4096 * 14336)));
+  EXPECT_GT(row(stage, kRow), 0);
+}
+
 TEST(FirstLayerBackward, LongSequencesPeakAtTheStartWithNoGradient) {
   Result<Estimate> e =
       estimate(two_layers(8192), {.explain = true, .rows_at = RowsAt::kForwardBackward});
