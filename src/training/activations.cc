@@ -328,8 +328,25 @@ Wide norm_weight_part(const Scenario& s) {
   return bytes_of(1, s.training.activation_dtype);
 }
 
-Term lora_first_layer_saving(const Scenario& s, bool explain) {
-  if (!lora_frozen_base(s)) return {};
+Term first_trained_layer_saving(const Scenario& s, bool explain) {
+  if (!lora_frozen_base(s)) {
+    // Full training after frozen layers: nothing before the layer needs a gradient. OLMo-2
+    // normalises after attention and MLP (post-norm): its input goes to the projections as is.
+    const Finetune& f = s.finetune;
+    if (f.method != FinetuneMethod::kNone || !f.freeze_embeddings ||
+        s.conventions.model_code != ModelCode::kTransformers ||
+        s.model.norm == NormKind::kLayerNorm || s.model.model_type == "olmo2")
+      return {};
+    const Dims d = dims_of(s);
+    const NormKeeps keeps = norm_keeps(s);
+    const Wide dropped = keeps.per_value - norm_weight_part(s);
+    SumBuilder sum(explain);
+    const std::string norm =
+        fmt::format("n·(h·{}+{})/t_sp", static_cast<int64_t>(dropped), keeps.per_token);
+    sum.add("input norm's fp32 upcast and rsqrt (its input needs no gradient)", norm.c_str(),
+            d.n * (d.h * dropped + keeps.per_token) / d.t_sp);
+    return sum.finish(preamble(s, d));
+  }
   const Dims d = dims_of(s);
   const ModelConfig& m = s.model;
   NormKeeps keeps = norm_keeps(s);

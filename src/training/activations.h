@@ -65,11 +65,13 @@ Wide norm_weight_part(const Scenario& s);
 // adapters in the activation dtype get it uncast (lora_A saves it); in another dtype PEFT's
 // _cast_input_dtype gives each adapter its own copy (finetune.cc counts those).
 bool adapter_keeps_input(const Scenario& s, uint32_t projections);
-// What the first trained layer does not keep under LoRA: its input comes from the frozen
-// embedding (or frozen layers) and needs no gradient, and its input norm's weight is frozen, so
+// What the first trained layer does not keep when its input comes from a frozen embedding (or
+// frozen layers) and needs no gradient. Under LoRA its input norm's weight is frozen too, so
 // autograd records nothing for that norm; nor, with per-head q/k norms, for the norm of a
-// projection without an adapter in that layer. Empty without LoRA.
-Term lora_first_layer_saving(const Scenario& s, bool explain);
+// projection without an adapter in that layer. With frozen layers and full training of the rest
+// (transformers' RMSNorms), the input norm keeps only the normalised value its weight's gradient
+// needs: not the fp32 upcast nor the rsqrt. Empty otherwise.
+Term first_trained_layer_saving(const Scenario& s, bool explain);
 
 // transformers' attention through SDPA as an H100 dispatches it (docs/frameworks.md, "Model
 // code"): FlashAttention-2 for half-precision inputs with head_dim <= 256 and no mask, else the

@@ -249,6 +249,19 @@ TEST(Activations, TransformersFp32GroupedQueryAttentionRunsTheMathKernel) {
       probs - stats);
 }
 
+TEST(Activations, FirstTrainedLayerAfterFrozenOnesKeepsOnlyTheNormsWeightPart) {
+  // Llama's RMSNorm keeps its fp32 upcast (4 B), the normalised value cast back (B = 2) and the
+  // rsqrt (4 B per token); with a frozen embedding the first layer's input needs no gradient,
+  // so only the weight's part (B) stays: n·(h·4 + 4) less.
+  Scenario s = llama(4096);
+  s.conventions.model_code = ModelCode::kTransformers;
+  EXPECT_EQ(first_trained_layer_saving(s, false).bytes, 0);
+  s.finetune.freeze_embeddings = true;
+  EXPECT_EQ(first_trained_layer_saving(s, false).bytes, Wide{4096} * (4096 * 4 + 4));
+  s.model.model_type = "olmo2";  // post-norm: no norm on the layer's input
+  EXPECT_EQ(first_trained_layer_saving(s, false).bytes, 0);
+}
+
 TEST(Activations, SequenceParallelShowsTransformersTheSequenceShard) {
   // Mistral v0.1: a 4,096-token window; at 4,096 tokens its layers get a mask, unless sequence
   // parallelism hands transformers the rank's 2,048-token shard.

@@ -212,7 +212,7 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   bool holds_first = false;
   for (size_t i = static_cast<size_t>(mix.recomputed); i < rank.layers.size(); ++i)
     holds_first = holds_first || rank.layers[i] == first;
-  const Term first_saving = holds_first ? lora_first_layer_saving(c.s, c.explain) : Term{};
+  const Term first_saving = holds_first ? first_trained_layer_saving(c.s, c.explain) : Term{};
   const Wide per_microbatch = stored + Wide{mix.recomputed} * c.layer_input.bytes +
                               Wide{mix.masked} * masked.bytes - first_saving.bytes;
   // The rank's layers at the peak, as a share of all it holds: in_flight_chunks / vpp with even

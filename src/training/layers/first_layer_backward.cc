@@ -106,7 +106,8 @@ std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
     out.pending_gradients = pending * grad;
     const Term transient = layer_backward_transient(s, false, c.explain);
     const bool full = s.training.recompute == Recompute::kFull;
-    const Wide saved = c.dense_layer.bytes + (full ? c.layer_input.bytes : 0);
+    const Wide saved = c.dense_layer.bytes + (full ? c.layer_input.bytes : 0) -
+                       (full ? 0 : first_trained_layer_saving(s, false).bytes);
     out.alive = saved + transient.bytes;
     if (c.explain) {
       out.gradients_note =
@@ -123,7 +124,8 @@ std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
                        layer.indexer + embedding;
   out.pending_gradients = pending * grad;
   const ExpertBackward experts = expert_backward(s, c.explain);
-  const Wide attention_part = c.moe_layer.bytes - moe_block_activations(s);
+  const Wide attention_part =
+      c.moe_layer.bytes - moe_block_activations(s) - first_trained_layer_saving(s, false).bytes;
   out.alive = attention_part + experts.bytes;
   if (c.explain) {
     out.gradients_note =
