@@ -351,6 +351,9 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   // math kernel's scratch comes later in the layer, once the MLP's tensors are freed, so the two
   // do not add.
   const Term scratch = math_attention_backward_scratch(c.s, c.explain);
+  // What the transients took of the freed logits: the unit gradients' moment, beside the second
+  // layer's backward, comes after them and has it back.
+  Wide transient_hidden = 0;
   if (layers_without_backward(c.s) < c.s.model.num_layers) {
     const bool grads_exist = c.s.parallel.fsdp == FsdpMode::kNone &&
                              (!c.s.conventions.lazy_gradients || c.microbatches > 1);
@@ -358,6 +361,7 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     const Wide beyond_scratch = std::max<Wide>(transient.bytes - scratch.bytes, 0);
     const Wide hidden = std::min(beyond_scratch, freed_loss);
     freed_loss -= hidden;
+    transient_hidden = hidden;
     Term t{beyond_scratch - hidden, ""};
     if (c.explain && t.bytes > 0) {
       t.formula = transient.formula;
@@ -412,6 +416,7 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   const Wide resharded = resharded_first_layer_bytes(c, rank);
   const Wide under_layer = std::min(
       std::max<Wide>(layer_freed + prefetch_of_first + resharded - first_sharded, 0), reduce_part);
+  freed_loss += transient_hidden;
   if (c.s.parallel.fsdp != FsdpMode::kNone && freed_loss + under_layer > 0) {
     const Wide hidden = out.shrink(
         kUnitGradientsRow, freed_loss + under_layer,
