@@ -82,12 +82,15 @@ struct StepTimeConstants {
 };
 
 struct StepTimeData;       // precomputed per-model coefficients (step_time.cc)
-struct StepTimeCacheData;  // perf/step_time_sections.h
+struct StepTimeCacheData;  // perf/step_time_ranks.h
 
-// The section times (one layer of each kind, embedding, head) of the last layout evaluated with
-// it. They depend only on tp, sequence parallelism, cp, ep, etp and the micro-batch, so a caller
-// that varies pp, vpp, schedule, split, dp, sharding or recomputation in its inner loops (the
-// planner) reuses them: the results are the same as without a cache. One per thread.
+// What the last layout evaluated with it computed, by what each part depends on: the section
+// times (one layer of each kind, embedding, head: tp, sequence parallelism, cp, ep, etp and the
+// micro-batch), the pipeline ranks' work (also pp, vpp, split, dp), the slowest rank (also the
+// recompute mode) and the ranks' data-parallel and optimizer terms (the sharding instead). A
+// caller that varies the inner dimensions in its inner loops (the planner: sp, micro-batch,
+// recomputation, schedule, sharding) recomputes only what changed; the results are the same as
+// without a cache. One per thread.
 class StepTimeCache {
  public:
   StepTimeCache();

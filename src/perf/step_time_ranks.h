@@ -1,0 +1,122 @@
+// The step time's per-pipeline-rank terms (step_time.cc evaluate): each distinct rank's work per
+// microbatch, what recomputation adds to it, and the exposed data-parallel communication, the
+// optimizer step and the offload transfers of its parameters. They are split by what each
+// depends on, so that a caller varying only the recompute mode or the sharding over one pipeline
+// (StepTimeCache, which the planner's inner loops use) reuses the rest; the figures are the same
+// as when everything is computed afresh.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "perf/step_time_sections.h"
+
+namespace vramplan {
+
+// One pipeline rank: its layers by kind, time per microbatch and parameters.
+struct RankWork {
+  std::array<double, kLayerKinds> layers{};
+  double layer_count = 0;
+  SectionTime time;
+  double recompute = 0, recompute_launches = 0;
+  double dense_params = 0, expert_params = 0;
+  double gpu = 0;  // seconds per microbatch the GPU is busy (compute and exposed communication)
+  double cpu = 0;  // seconds per microbatch the framework needs to issue the work
+  double busy() const { return std::max(gpu, cpu); }
+};
+
+// The pipeline ranks evaluate() visits for one layout: the first, the last, and each middle rank
+// (neither embedding nor head) whose layers differ from those of the middle rank before it — one
+// holding the same layers gives the same figures, which cannot change the maxima taken over the
+// ranks. Each without recomputation (with_recompute adds it).
+struct PipelineRanks {
+  std::vector<RankWork> ranks;
+  // Of each rank, its decoder layers' time alone: what recomputation re-runs.
+  std::vector<SectionTime> layers_only;
+};
+
+// Fills `out` for layout `s`, whose section times are `times` (layout_times).
+void visit_pipeline_ranks(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
+                          PipelineRanks& out);
+
+// Rank `i` of `ranks` with the recomputation s.training.recompute asks for.
+RankWork with_recompute(const StepTimeData& data, const Scenario& s, const PipelineRanks& ranks,
+                        size_t i);
+
+// The slowest rank (most busy seconds per microbatch; the first of equals) with recomputation.
+RankWork slowest_rank(const StepTimeData& data, const Scenario& s, const PipelineRanks& ranks);
+
+// The worst over the ranks of each per-step term their parameters cost.
+struct RankTerms {
+  double dp_exposed = 0;  // data-parallel communication not hidden by compute
+  double optimizer = 0;   // the optimizer update on the GPU
+  double offload = 0;     // offload transfers not hidden and the CPU optimizer step
+};
+
+// They depend on the sharding and, only when s offloads anything, on the recompute mode.
+RankTerms rank_terms(const StepTimeData& data, const Scenario& s, const PipelineRanks& ranks,
+                     double microbatches);
+
+// What the ranks depend on beyond the section times (LayoutKey): the pipeline's shape and split,
+// the data-parallel degree and the microbatches per step.
+struct PipelineKey {
+  int64_t pp = 0, vpp = 0, dp = 0, microbatches = 0;
+  int64_t first_stage_layers = 0, last_stage_layers = 0;
+  bool embedding_as_stage = false, loss_as_stage = false;
+  bool balanced_split = false, compute_balanced_split = false;
+  std::vector<int64_t> chunk_layers;
+  bool operator==(const PipelineKey&) const = default;
+};
+
+// What rank_terms depends on beyond the ranks: the sharding, and the recompute mode when the
+// layout offloads (-1 otherwise).
+struct ShardingKey {
+  int64_t zero = 0;
+  int fsdp = 0;
+  int64_t fsdp_shard_group = 0;
+  bool distributed_optimizer = false;
+  int recompute = -1;
+  bool operator==(const ShardingKey&) const = default;
+};
+
+inline constexpr size_t kRecomputeModes = 4;  // Recompute's values
+
+struct LayoutKeyHash {
+  size_t operator()(const LayoutKey& k) const {
+    size_t h = 0;
+    for (int64_t v : k) h = h * 1000003 ^ std::hash<int64_t>{}(v);
+    return h;
+  }
+};
+
+// What a StepTimeCache holds: the model it was filled from (kept alive, so that its address
+// cannot be reused by another); the section times and dimensions of every LayoutKey met (the
+// planner's outer loops come back to the same ones for each pipeline), up to kMaxLayoutKeys;
+// the last layout's pipeline ranks, their slowest under each recompute mode met since, and their
+// terms under each sharding.
+struct StepTimeCacheData {
+  struct Sections {
+    LayoutTimes times;
+    OpDims dims;
+  };
+  static constexpr size_t kMaxLayoutKeys = 8192;  // about 5 MB
+  std::shared_ptr<const StepTimeData> model;
+  std::unordered_map<LayoutKey, Sections, LayoutKeyHash> sections;
+  LayoutKey key{};
+  const Sections* current = nullptr;  // sections[key]
+  bool pipeline_known = false;
+  PipelineKey pipeline;
+  PipelineRanks ranks;
+  std::array<bool, kRecomputeModes> slowest_known{};
+  std::array<RankWork, kRecomputeModes> slowest{};
+  std::vector<std::pair<ShardingKey, RankTerms>> terms;
+};
+
+}  // namespace vramplan
