@@ -1,0 +1,85 @@
+// The planner search's worker (planner_search.cc runs one per thread): the layouts of the
+// branches it is given decided one by one, with its own top K, family bests and misses. Its fast
+// path, which hoists each memory part out of the loops that do not change it, is
+// search_branch.cc; search_worker.cc keeps the candidates and runs layouts outside the fast path.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "plan/activation_cache.h"
+#include "plan/planner_search.h"
+
+namespace vramplan::plan_search {
+
+struct PipeOption {
+  int64_t pp = 1, vpp = 1;
+  PipelineSplit split;
+  std::vector<Schedule> schedules;
+  PipelineShape shape;
+};
+
+struct Branch {
+  int64_t tp, cp, dp, ep, etp;
+  size_t pipe;  // index into the pipe options
+};
+
+// Every field, in the order that breaks ties between candidates.
+inline auto layout_key(const PlanLayout& l) {
+  return std::make_tuple(
+      l.tp, l.sequence_parallel, l.pp, l.vpp, static_cast<int>(l.schedule),
+      static_cast<int>(l.split.kind), l.split.first_stage_layers, l.split.last_stage_layers, l.cp,
+      l.ep, l.etp, l.dp, l.micro_batch, static_cast<int>(l.recompute), l.sharding.zero,
+      static_cast<int>(l.sharding.fsdp), l.sharding.fsdp_shard_group,
+      l.sharding.distributed_optimizer, static_cast<int>(l.offload.optimizer),
+      static_cast<int>(l.offload.params), l.offload.optimizer_fraction, l.offload.activations);
+}
+
+// Adds `c` (with its own equivalents) to the kept candidate of the same trade-off, if any; the
+// layout first by its fields stays the representative, so threads never change the result.
+bool join_equivalent(std::vector<PlanCandidate>& kept, const PlanCandidate& c);
+
+class Worker {
+ public:
+  Worker(const PlanRequest& r, const FastMemoryModel& memory, const LayoutTimer& timer,
+         int64_t limit, const std::vector<PipeOption>& pipes);
+
+  // Decides every layout of branch `b`.
+  void run(const Branch& b);
+  SearchResult& result() { return out_; }
+  bool any_fit() const { return any_fit_; }
+
+ private:
+  struct Inner {  // the inner loops' option lists of one branch
+    std::vector<bool> sps;
+    std::vector<int64_t> mbs;
+    std::vector<Recompute> rcs;
+  };
+  int64_t blocker(const PlanLayout& prototype, bool full_recompute_possible) const;
+  void decide(PlanLayout& layout, const FastPeak& peak);
+  void keep_fit(const PlanCandidate& c);
+  void keep_miss(const PlanCandidate& c);
+  bool probe_misses(PlanLayout& layout, const Inner& in, const PipeOption& pipe,
+                    const ShardingChoice& mode, int64_t inner_count);
+  void run_slow(const Branch& b, PlanLayout& layout, const Inner& in,
+                const std::vector<ShardingChoice>& modes);
+
+  const PlanRequest& r_;
+  const FastMemoryModel& memory_;
+  std::unique_ptr<LayoutTimer> own_timer_;
+  const LayoutTimer& timer_;
+  const int64_t limit_;
+  const int64_t host_limit_;  // a rank's share of the node's RAM; 0 = not checked
+  const std::vector<PipeOption>& pipes_;
+  ActivationCache activations_;
+  Scenario scenario_;  // base, with the layout being timed written in
+  SearchResult out_;
+  std::array<bool, kFamilies> applies_ = {true, true, true, true, true, true};
+  std::array<bool, kFamilies> family_fit_{};
+  bool any_fit_ = false;
+};
+
+}  // namespace vramplan::plan_search
