@@ -183,13 +183,24 @@ StepTime step_time_of(const StepTimeData& data, const Scenario& s, const OpDims&
   return out;
 }
 
-PipelineKey pipeline_key_of(const Scenario& s, int64_t microbatches) {
-  const Parallelism& p = s.parallel;
-  PipelineKey k;
+// Field by field: comparing the keys as arrays costs a memcmp call per layout.
+bool same_layout_key(const LayoutKey& a, const LayoutKey& b) {
+  return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] && a[4] == b[4] &&
+         a[5] == b[5];
+}
+
+bool same_shape(const PipelineShapeKey& k, const Parallelism& p) {
+  return k.pp == p.pp && k.vpp == p.vpp && k.first_stage_layers == p.first_stage_layers &&
+         k.last_stage_layers == p.last_stage_layers &&
+         k.embedding_as_stage == p.embedding_as_stage && k.loss_as_stage == p.loss_as_stage &&
+         k.balanced_split == p.balanced_split &&
+         k.compute_balanced_split == p.compute_balanced_split && k.chunk_layers == p.chunk_layers;
+}
+
+PipelineShapeKey shape_key_of(const Parallelism& p) {
+  PipelineShapeKey k;
   k.pp = p.pp;
   k.vpp = p.vpp;
-  k.dp = p.dp;
-  k.microbatches = microbatches;
   k.first_stage_layers = p.first_stage_layers;
   k.last_stage_layers = p.last_stage_layers;
   k.embedding_as_stage = p.embedding_as_stage;
@@ -229,8 +240,9 @@ StepTime StepTimeModel::evaluate(const Scenario& s) const {
 }
 
 // The same steps as above, each redone only when what it depends on changed since the last
-// layout: the section times (LayoutKey), the pipeline's ranks (PipelineKey), the slowest rank
-// (the recompute mode) and the rank terms (the sharding, ShardingKey).
+// layout: the section times (LayoutKey), the visited ranks (PipelineShapeKey), their work (both),
+// their slowest (also the recompute mode) and their terms (also the data-parallel degree, the
+// microbatches per step and the sharding, ShardingKey).
 StepTime StepTimeModel::evaluate(const Scenario& s, StepTimeCache& cache) const {
   const StepTimeData& data = *data_;
   StepTimeCacheData& c = *cache.d_;
@@ -238,23 +250,33 @@ StepTime StepTimeModel::evaluate(const Scenario& s, StepTimeCache& cache) const 
     c.sections.clear();
     c.current = nullptr;
     c.model = data_;
+    c.shape_known = false;
   }
   const LayoutKey key = layout_key_of(s);
-  if (!c.current || c.key != key) {
+  if (!c.current || !same_layout_key(c.key, key)) {
     if (c.sections.size() >= StepTimeCacheData::kMaxLayoutKeys) c.sections.clear();
     auto [at, added] = c.sections.try_emplace(key);
     if (added) at->second = {layout_times(data, s), op_dims(s)};
     c.current = &at->second;
     c.key = key;
-    c.pipeline_known = false;
+    c.ranks_known = false;
+  }
+  if (!c.shape_known || !same_shape(c.shape, s.parallel)) {
+    visited_ranks(data, s, c.visited);
+    c.shape = shape_key_of(s.parallel);
+    c.shape_known = true;
+    c.ranks_known = false;
   }
   const int64_t microbatches = microbatches_of(s);
-  PipelineKey pipeline = pipeline_key_of(s, microbatches);
-  if (!c.pipeline_known || !(c.pipeline == pipeline)) {
-    visit_pipeline_ranks(data, s, c.current->times, c.ranks);
-    c.pipeline = std::move(pipeline);
-    c.pipeline_known = true;
+  if (!c.ranks_known) {
+    pipeline_ranks(data, s, c.current->times, c.visited, c.ranks);
+    c.ranks_known = true;
     c.slowest_known.fill(false);
+    c.terms.clear();
+  }
+  if (c.dp != s.parallel.dp || c.microbatches != microbatches) {
+    c.dp = s.parallel.dp;
+    c.microbatches = microbatches;
     c.terms.clear();
   }
   const size_t mode = static_cast<size_t>(s.training.recompute);

@@ -206,12 +206,10 @@ OffloadTime rank_offload(const StepTimeData& data, const Scenario& s, const Rank
 
 }  // namespace
 
-void visit_pipeline_ranks(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
-                          PipelineRanks& out) {
+void visited_ranks(const StepTimeData& data, const Scenario& s, std::vector<VisitedRank>& out) {
   const Parallelism& p = s.parallel;
   const ChunkSplit split(s.model, p);
-  out.ranks.clear();
-  out.layers_only.clear();
+  out.clear();
   std::array<double, kLayerKinds> previous_middle{};
   bool have_middle = false;
   for (int64_t r = 0; r < p.pp; ++r) {
@@ -221,10 +219,26 @@ void visit_pipeline_ranks(const StepTimeData& data, const Scenario& s, const Lay
       previous_middle = layers;
       have_middle = true;
     }
+    out.push_back({r, layers});
+  }
+}
+
+void pipeline_ranks(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
+                    const std::vector<VisitedRank>& visited, PipelineRanks& out) {
+  out.ranks.clear();
+  out.layers_only.clear();
+  for (const VisitedRank& v : visited) {
     SectionTime layers_only;
-    out.ranks.push_back(rank_work(data, s, times, layers, r, layers_only));
+    out.ranks.push_back(rank_work(data, s, times, v.layers, v.rank, layers_only));
     out.layers_only.push_back(layers_only);
   }
+}
+
+void visit_pipeline_ranks(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
+                          PipelineRanks& out) {
+  std::vector<VisitedRank> visited;
+  visited_ranks(data, s, visited);
+  pipeline_ranks(data, s, times, visited, out);
 }
 
 RankWork with_recompute(const StepTimeData& data, const Scenario& s, const PipelineRanks& ranks,

@@ -10,7 +10,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -46,6 +45,16 @@ struct PipelineRanks {
 void visit_pipeline_ranks(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
                           PipelineRanks& out);
 
+// The same in two steps: which ranks are visited and the layers of each kind they hold, which
+// depend on the pipeline's shape and split alone (PipelineShapeKey); then their work.
+struct VisitedRank {
+  int64_t rank = 0;
+  std::array<double, kLayerKinds> layers{};
+};
+void visited_ranks(const StepTimeData& data, const Scenario& s, std::vector<VisitedRank>& out);
+void pipeline_ranks(const StepTimeData& data, const Scenario& s, const LayoutTimes& times,
+                    const std::vector<VisitedRank>& visited, PipelineRanks& out);
+
 // Rank `i` of `ranks` with the recomputation s.training.recompute asks for.
 RankWork with_recompute(const StepTimeData& data, const Scenario& s, const PipelineRanks& ranks,
                         size_t i);
@@ -64,15 +73,13 @@ struct RankTerms {
 RankTerms rank_terms(const StepTimeData& data, const Scenario& s, const PipelineRanks& ranks,
                      double microbatches);
 
-// What the ranks depend on beyond the section times (LayoutKey): the pipeline's shape and split,
-// the data-parallel degree and the microbatches per step.
-struct PipelineKey {
-  int64_t pp = 0, vpp = 0, dp = 0, microbatches = 0;
+// What the ranks depend on beyond the section times (LayoutKey): the pipeline's shape and split.
+struct PipelineShapeKey {
+  int64_t pp = 0, vpp = 0;
   int64_t first_stage_layers = 0, last_stage_layers = 0;
   bool embedding_as_stage = false, loss_as_stage = false;
   bool balanced_split = false, compute_balanced_split = false;
   std::vector<int64_t> chunk_layers;
-  bool operator==(const PipelineKey&) const = default;
 };
 
 // What rank_terms depends on beyond the ranks: the sharding, and the recompute mode when the
@@ -90,17 +97,19 @@ inline constexpr size_t kRecomputeModes = 4;  // Recompute's values
 
 struct LayoutKeyHash {
   size_t operator()(const LayoutKey& k) const {
-    size_t h = 0;
-    for (int64_t v : k) h = h * 1000003 ^ std::hash<int64_t>{}(v);
-    return h;
+    uint64_t h = 0;
+    for (int64_t v : k)  // boost::hash_combine's mixing: small, close values spread out
+      h ^= static_cast<uint64_t>(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return static_cast<size_t>(h);
   }
 };
 
 // What a StepTimeCache holds: the model it was filled from (kept alive, so that its address
 // cannot be reused by another); the section times and dimensions of every LayoutKey met (the
 // planner's outer loops come back to the same ones for each pipeline), up to kMaxLayoutKeys;
-// the last layout's pipeline ranks, their slowest under each recompute mode met since, and their
-// terms under each sharding.
+// the last pipeline shape's visited ranks; the last layout's pipeline ranks, their slowest under
+// each recompute mode met since, and their terms (with its data-parallel degree and microbatches
+// per step) under each sharding.
 struct StepTimeCacheData {
   struct Sections {
     LayoutTimes times;
@@ -111,9 +120,13 @@ struct StepTimeCacheData {
   std::unordered_map<LayoutKey, Sections, LayoutKeyHash> sections;
   LayoutKey key{};
   const Sections* current = nullptr;  // sections[key]
-  bool pipeline_known = false;
-  PipelineKey pipeline;
+  bool shape_known = false;
+  PipelineShapeKey shape;
+  std::vector<VisitedRank> visited;  // of the shape
+  bool ranks_known = false;          // for key and shape
   PipelineRanks ranks;
+  int64_t dp = 0, microbatches = 0;  // the terms' besides the ranks'
+
   std::array<bool, kRecomputeModes> slowest_known{};
   std::array<RankWork, kRecomputeModes> slowest{};
   std::vector<std::pair<ShardingKey, RankTerms>> terms;

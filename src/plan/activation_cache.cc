@@ -1,13 +1,13 @@
 #include "plan/activation_cache.h"
 
-#include <functional>
-
 namespace vramplan {
 
 size_t ActivationCache::KeyHash::operator()(const Key& k) const {
-  size_t h = 0;
-  for (int64_t v : k) h = h * 1000003 ^ std::hash<int64_t>{}(v);
-  return h;
+  uint64_t h = 0;
+  for (int64_t v : k) {  // boost::hash_combine's mixing: small, close values spread out
+    h ^= static_cast<uint64_t>(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  }
+  return static_cast<size_t>(h);
 }
 
 const ActivationTerms& ActivationCache::terms(const Parallelism& parallel, int64_t micro_batch,

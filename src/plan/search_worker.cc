@@ -107,6 +107,13 @@ void Worker::keep_fit(const PlanCandidate& c) {
   }
 }
 
+bool Worker::misses_matter(const PlanLayout& prototype) const {
+  if (!any_fit_) return true;
+  for (int f = 0; f < kFamilies; ++f)
+    if (applies_[f] && !family_fit_[f] && in_family(prototype, static_cast<Family>(f))) return true;
+  return false;
+}
+
 void Worker::keep_miss(const PlanCandidate& c) {
   if (!any_fit_ && (!out_.closest_miss || closer_miss(c, *out_.closest_miss)))
     out_.closest_miss = c;

@@ -53,6 +53,12 @@ class Worker {
   bool any_fit() const { return any_fit_; }
 
  private:
+  struct Scratch {                   // run()'s per-branch lists, kept between branches
+    std::vector<RankStates> states;  // by sharding, then rank group
+    std::vector<char> pruned, missed;
+    std::vector<size_t> same_as;
+    std::vector<FastPeak> peaks;
+  };
   struct Inner {  // the inner loops' option lists of one branch
     std::vector<bool> sps;
     std::vector<int64_t> mbs;
@@ -60,6 +66,14 @@ class Worker {
   };
   int64_t blocker(const PlanLayout& prototype, bool full_recompute_possible) const;
   void decide(PlanLayout& layout, const FastPeak& peak);
+  // Whether a layout of `prototype`'s families that misses the limit could still change a result:
+  // the closest miss while nothing fits, a family's while none of it fits.
+  bool misses_matter(const PlanLayout& prototype) const;
+  // A layout that misses the limit when misses_matter() is false: only counted.
+  void count_unrecorded_miss() {
+    ++out_.stats.evaluated;
+    ++out_.stats.memory_computed;
+  }
   void keep_fit(const PlanCandidate& c);
   void keep_miss(const PlanCandidate& c);
   bool probe_misses(PlanLayout& layout, const Inner& in, const PipeOption& pipe,
@@ -75,6 +89,7 @@ class Worker {
   const int64_t host_limit_;  // a rank's share of the node's RAM; 0 = not checked
   const std::vector<PipeOption>& pipes_;
   ActivationCache activations_;
+  Scratch scratch_;
   Scenario scenario_;  // base, with the layout being timed written in
   SearchResult out_;
   std::array<bool, kFamilies> applies_ = {true, true, true, true, true, true};

@@ -1,5 +1,7 @@
 #include "plan/worst_rank.h"
 
+#include <algorithm>
+
 namespace vramplan {
 namespace {
 
@@ -17,14 +19,16 @@ FastPeak worst_of_each(const FastMemoryModel& memory, const Parallelism& paralle
   return worst;
 }
 
+bool ordered_by_sum(const Overheads& o) {
+  return o.allocator_fraction >= 0 && o.cuda_context_bytes >= 0 && o.nccl_bytes_per_group >= 0;
+}
+
 }  // namespace
 
 FastPeak worst_rank_peak(const FastMemoryModel& memory, const Parallelism& parallel,
                          const RankBytes* ranks, int groups) {
   const Overheads& o = memory.base().overheads;
-  if (groups < 1 || !(o.allocator_fraction >= 0) || o.cuda_context_bytes < 0 ||
-      o.nccl_bytes_per_group < 0)
-    return worst_of_each(memory, parallel, ranks, groups);
+  if (groups < 1 || !ordered_by_sum(o)) return worst_of_each(memory, parallel, ranks, groups);
   int worst = 0;
   Wide worst_sum = 0;
   for (int g = 0; g < groups; ++g) {
@@ -38,6 +42,24 @@ FastPeak worst_rank_peak(const FastMemoryModel& memory, const Parallelism& paral
     }
   }
   return memory.finish(ranks[worst].allocated, parallel, ranks[worst].reserved_only);
+}
+
+Wide largest_fitting_sum(const FastMemoryModel& memory, const Parallelism& parallel,
+                         int64_t limit_bytes) {
+  if (!ordered_by_sum(memory.base().overheads))
+    return static_cast<Wide>(~static_cast<unsigned __int128>(0) >> 1);
+  // Device bytes are at least the sum (the pool and overheads are not negative): past the limit
+  // nothing fits. Bisect between a sum known to fit (or -1) and one known not to.
+  Wide fits = -1, misses = Wide{std::max<int64_t>(limit_bytes, -1)} + 1;
+  while (misses - fits > 1) {
+    const Wide mid = fits + (misses - fits) / 2;
+    const FastPeak peak = memory.finish(mid, parallel, 0);
+    if (!peak.overflow && peak.device_bytes <= limit_bytes)
+      fits = mid;
+    else
+      misses = mid;
+  }
+  return fits;
 }
 
 }  // namespace vramplan

@@ -24,4 +24,10 @@ struct RankBytes {
 FastPeak worst_rank_peak(const FastMemoryModel& memory, const Parallelism& parallel,
                          const RankBytes* ranks, int groups);
 
+// The largest allocated + reserved-only sum whose device bytes stay within `limit_bytes` (-1 when
+// none does): a rank group whose sum passes it makes the layout miss the limit, whatever the
+// other groups hold. The largest Wide where the order above is not guaranteed.
+Wide largest_fitting_sum(const FastMemoryModel& memory, const Parallelism& parallel,
+                         int64_t limit_bytes);
+
 }  // namespace vramplan
