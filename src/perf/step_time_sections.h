@@ -37,6 +37,8 @@ struct StepTimeData {
   double tied_head_params = 0;   // the copy a tied model's last stage holds when pp > 1
   double last_stage_params = 0;  // final norm + MTP modules (replicated)
   double model_flops_per_sequence = 0;
+  // Whether a step's later parts are finite and not negative (step_time_parts.h).
+  bool later_parts_bounded = false;
   int64_t mtp_layers = 0;
   LayerKind mtp_kind;
 };

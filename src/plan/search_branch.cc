@@ -104,6 +104,7 @@ void Worker::run(const Branch& b) {
       const int64_t m = memory_.microbatches(par, mb);
       for (Recompute rc : in.rcs) {
         layout.recompute = rc;
+        const FamilySet families = families_of(layout);
         const ActivationTerms& terms = activations_.terms(par, mb, rc);
         for (Schedule schedule : pipe.schedules) {
           par.schedule = schedule;
@@ -120,12 +121,14 @@ void Worker::run(const Branch& b) {
                                                &kept_outputs[g], &freed_loss[g], &layer_freed[g],
                                                &layers_held[g]);
           };
-          const bool quiet = !misses_matter(layout);
+          const bool quiet = !misses_matter(families);
           Wide fitting_sum = 0;
           if (quiet) {
             const size_t with_sp = sp ? 1 : 0, at = static_cast<size_t>(schedule);
             if (!fitting_sum_known[with_sp][at]) {
-              fitting_sums[with_sp][at] = largest_fitting_sum(memory_, par, limit_);
+              fitting_sums[with_sp][at] =
+                  largest_fitting_sum(memory_, par, limit_, last_fitting_sum_);
+              last_fitting_sum_ = fitting_sums[with_sp][at];
               fitting_sum_known[with_sp][at] = true;
             }
             fitting_sum = fitting_sums[with_sp][at];
@@ -156,7 +159,7 @@ void Worker::run(const Branch& b) {
             if (missed[same_as[k]])
               count_unrecorded_miss();
             else
-              decide(layout, peaks[same_as[k]]);
+              decide(layout, peaks[same_as[k]], families);
           }
         }
       }

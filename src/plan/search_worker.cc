@@ -80,7 +80,14 @@ int64_t Worker::blocker(const PlanLayout& prototype, bool full_recompute_possibl
   return worst;
 }
 
-void Worker::keep_fit(const PlanCandidate& c) {
+FamilySet Worker::families_of(const PlanLayout& layout) const {
+  FamilySet set = 0;
+  for (int f = 0; f < kFamilies; ++f)
+    if (applies_[f] && in_family(layout, static_cast<Family>(f))) set |= FamilySet{1} << f;
+  return set;
+}
+
+void Worker::keep_fit(const PlanCandidate& c, FamilySet families) {
   std::vector<PlanCandidate>& top = out_.top;
   // A layout with the same time and memory as one kept joins it instead of taking a place:
   // the top K are K different trade-offs. It can only tie a kept one if it is not worse than
@@ -99,32 +106,42 @@ void Worker::keep_fit(const PlanCandidate& c) {
     }
   }
   any_fit_ = true;
+  fitted_families_ |= families;
   for (int f = 0; f < kFamilies; ++f) {
-    if (!applies_[f] || !in_family(c.layout, static_cast<Family>(f))) continue;
+    if (!(families >> f & 1)) continue;
     family_fit_[f] = true;
     std::optional<PlanCandidate>& best = out_.family_best[f];
     if (!best || better_candidate(c, *best)) best = c;
   }
 }
 
-bool Worker::misses_matter(const PlanLayout& prototype) const {
-  if (!any_fit_) return true;
-  for (int f = 0; f < kFamilies; ++f)
-    if (applies_[f] && !family_fit_[f] && in_family(prototype, static_cast<Family>(f))) return true;
-  return false;
+std::optional<double> Worker::tokens_floor(FamilySet families) const {
+  if (out_.space || static_cast<int>(out_.top.size()) < r_.top_k) return std::nullopt;
+  double floor = out_.top.front().time.tokens_per_s_per_gpu;  // the worst kept
+  for (int f = 0; f < kFamilies; ++f) {
+    if (!(families >> f & 1)) continue;
+    const std::optional<PlanCandidate>& best = out_.family_best[f];
+    if (!best) return std::nullopt;
+    floor = std::min(floor, best->time.tokens_per_s_per_gpu);
+  }
+  return floor;
 }
 
-void Worker::keep_miss(const PlanCandidate& c) {
+bool Worker::misses_matter(FamilySet families) const {
+  return !any_fit_ || (families & ~fitted_families_) != 0;
+}
+
+void Worker::keep_miss(const PlanCandidate& c, FamilySet families) {
   if (!any_fit_ && (!out_.closest_miss || closer_miss(c, *out_.closest_miss)))
     out_.closest_miss = c;
   for (int f = 0; f < kFamilies; ++f) {
-    if (!applies_[f] || family_fit_[f] || !in_family(c.layout, static_cast<Family>(f))) continue;
+    if (!(families >> f & 1) || family_fit_[f]) continue;
     std::optional<PlanCandidate>& miss = out_.family_miss[f];
     if (!miss || closer_miss(c, *miss)) miss = c;
   }
 }
 
-void Worker::decide(PlanLayout& layout, const FastPeak& peak) {
+void Worker::decide(PlanLayout& layout, const FastPeak& peak, FamilySet families) {
   ++out_.stats.evaluated;
   ++out_.stats.memory_computed;
   out_.stats.memory_fallback += peak.fallback;
@@ -136,7 +153,7 @@ void Worker::decide(PlanLayout& layout, const FastPeak& peak) {
   c.host_bytes = peak.host_bytes;
   if (peak.device_bytes > limit_) {
     c.layout = layout;
-    keep_miss(c);
+    keep_miss(c, families);
     return;
   }
   if (host_limit_ > 0 && c.host_bytes > host_limit_) {
@@ -145,13 +162,21 @@ void Worker::decide(PlanLayout& layout, const FastPeak& peak) {
   }
   ++out_.stats.fitting;
   apply_layout(layout, scenario_);
-  c.time = timer_.time(scenario_);
+  if (const std::optional<double> floor = tokens_floor(families)) {
+    std::optional<StepTime> time = timer_.time_unless_slower(scenario_, *floor);
+    // Slower than every candidate it could displace: it changes nothing. (It fits, but the
+    // flags a fit sets are set already: a kept top and each of its families' best exist.)
+    if (!time) return;
+    c.time = *time;
+  } else {
+    c.time = timer_.time(scenario_);
+  }
   if (!std::isfinite(c.time.tokens_per_s_per_gpu) || c.time.tokens_per_s_per_gpu <= 0) {
     ++out_.stats.untimed;
     return;
   }
   c.layout = layout;
-  keep_fit(c);
+  keep_fit(c, families);
   if (out_.space) out_.space->add(c);
 }
 
@@ -182,7 +207,7 @@ bool Worker::probe_misses(PlanLayout& layout, const Inner& in, const PipeOption&
       probes.emplace_back(layout, peak);
     }
   }
-  for (auto& [probe, peak] : probes) decide(probe, peak);
+  for (auto& [probe, peak] : probes) decide(probe, peak, families_of(probe));
   const int64_t rest = inner_count - static_cast<int64_t>(probes.size());
   out_.stats.evaluated += rest;
   out_.stats.pruned += rest;
@@ -224,7 +249,7 @@ void Worker::run_slow(const Branch& b, PlanLayout& layout, const Inner& in,
             layout.sharding = mode;
             apply_layout(layout, scenario_);
             const FastPeak peak = memory_.evaluate(scenario_);
-            decide(layout, peak);
+            decide(layout, peak, families_of(layout));
             if (!peak.overflow && peak.device_bytes > limit_ && schedule != Schedule::kGPipe)
               missed[at] = true;
           }

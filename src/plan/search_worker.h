@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -14,6 +15,8 @@
 #include "plan/planner_search.h"
 
 namespace vramplan::plan_search {
+
+using FamilySet = uint32_t;  // bit f: Family f
 
 struct PipeOption {
   int64_t pp = 1, vpp = 1;
@@ -65,17 +68,25 @@ class Worker {
     std::vector<Recompute> rcs;
   };
   int64_t blocker(const PlanLayout& prototype, bool full_recompute_possible) const;
-  void decide(PlanLayout& layout, const FastPeak& peak);
+  // The families (bit f: Family f) a layout belongs to among those that apply: fixed for a
+  // branch's layouts of one recompute mode.
+  FamilySet families_of(const PlanLayout& layout) const;
+  // `families` = families_of(layout).
+  void decide(PlanLayout& layout, const FastPeak& peak, FamilySet families);
   // Whether a layout of `prototype`'s families that misses the limit could still change a result:
   // the closest miss while nothing fits, a family's while none of it fits.
-  bool misses_matter(const PlanLayout& prototype) const;
+  bool misses_matter(FamilySet families) const;
+  // The tokens/s per GPU a fitting layout must reach to change a result: the worst of the kept
+  // top K and the best of each of its families; nullopt while any of them is missing or the
+  // space of fitting layouts is collected (each layout is a point of it).
+  std::optional<double> tokens_floor(FamilySet families) const;
   // A layout that misses the limit when misses_matter() is false: only counted.
   void count_unrecorded_miss() {
     ++out_.stats.evaluated;
     ++out_.stats.memory_computed;
   }
-  void keep_fit(const PlanCandidate& c);
-  void keep_miss(const PlanCandidate& c);
+  void keep_fit(const PlanCandidate& c, FamilySet families);
+  void keep_miss(const PlanCandidate& c, FamilySet families);
   bool probe_misses(PlanLayout& layout, const Inner& in, const PipeOption& pipe,
                     const ShardingChoice& mode, int64_t inner_count);
   void run_slow(const Branch& b, PlanLayout& layout, const Inner& in,
@@ -94,6 +105,8 @@ class Worker {
   SearchResult out_;
   std::array<bool, kFamilies> applies_ = {true, true, true, true, true, true};
   std::array<bool, kFamilies> family_fit_{};
+  FamilySet fitted_families_ = 0;         // family_fit_ as bits
+  std::optional<Wide> last_fitting_sum_;  // the last largest_fitting_sum, a guess for the next
   bool any_fit_ = false;
 };
 

@@ -45,21 +45,26 @@ FastPeak worst_rank_peak(const FastMemoryModel& memory, const Parallelism& paral
 }
 
 Wide largest_fitting_sum(const FastMemoryModel& memory, const Parallelism& parallel,
-                         int64_t limit_bytes) {
+                         int64_t limit_bytes, std::optional<Wide> guess) {
   if (!ordered_by_sum(memory.base().overheads))
     return static_cast<Wide>(~static_cast<unsigned __int128>(0) >> 1);
+  auto fits = [&](Wide sum) {
+    if (sum < 0) return true;  // -1: below every sum
+    const FastPeak peak = memory.finish(sum, parallel, 0);
+    return !peak.overflow && peak.device_bytes <= limit_bytes;
+  };
+  if (guess && fits(*guess) && !fits(*guess + 1)) return *guess;
   // Device bytes are at least the sum (the pool and overheads are not negative): past the limit
   // nothing fits. Bisect between a sum known to fit (or -1) and one known not to.
-  Wide fits = -1, misses = Wide{std::max<int64_t>(limit_bytes, -1)} + 1;
-  while (misses - fits > 1) {
-    const Wide mid = fits + (misses - fits) / 2;
-    const FastPeak peak = memory.finish(mid, parallel, 0);
-    if (!peak.overflow && peak.device_bytes <= limit_bytes)
-      fits = mid;
+  Wide fit = -1, miss = Wide{std::max<int64_t>(limit_bytes, -1)} + 1;
+  while (miss - fit > 1) {
+    const Wide mid = fit + (miss - fit) / 2;
+    if (fits(mid))
+      fit = mid;
     else
-      misses = mid;
+      miss = mid;
   }
-  return fits;
+  return fit;
 }
 
 }  // namespace vramplan

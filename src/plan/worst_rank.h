@@ -7,6 +7,8 @@
 // its bytes need finishing — one finish per layout instead of one per rank group.
 #pragma once
 
+#include <optional>
+
 #include "training/fast/fast_memory.h"
 
 namespace vramplan {
@@ -26,8 +28,10 @@ FastPeak worst_rank_peak(const FastMemoryModel& memory, const Parallelism& paral
 
 // The largest allocated + reserved-only sum whose device bytes stay within `limit_bytes` (-1 when
 // none does): a rank group whose sum passes it makes the layout miss the limit, whatever the
-// other groups hold. The largest Wide where the order above is not guaranteed.
+// other groups hold. The largest Wide where the order above is not guaranteed. `guess` (the
+// answer for another layout, often the same) is checked first: two finishes instead of a
+// bisection's forty.
 Wide largest_fitting_sum(const FastMemoryModel& memory, const Parallelism& parallel,
-                         int64_t limit_bytes);
+                         int64_t limit_bytes, std::optional<Wide> guess = std::nullopt);
 
 }  // namespace vramplan

@@ -74,5 +74,26 @@ TEST(WorstRank, NegativeBytesFinishEachRank) {
   expect_same(worst_rank_peak(memory, par, ranks.data(), 3), finish_each(memory, par, ranks));
 }
 
+// The largest sum that fits is the boundary finish draws at the limit, with or without a guess
+// (right, too low, too high).
+TEST(WorstRank, LargestFittingSumIsTheBoundaryAtTheLimit) {
+  for (double fraction : {0.0, 0.1, 0.37}) {
+    const FastMemoryModel memory = model_with(fraction);
+    Parallelism par;
+    par.tp = 4;
+    par.pp = 2;
+    for (int64_t limit : {int64_t{1} << 20, int64_t{80} << 30, (int64_t{80} << 30) + 12345}) {
+      const Wide sum = largest_fitting_sum(memory, par, limit);
+      auto device = [&](Wide s) { return memory.finish(s, par, 0).device_bytes; };
+      if (sum >= 0) {
+        EXPECT_LE(device(sum), limit);
+      }
+      EXPECT_GT(device(sum + 1), limit);
+      for (Wide guess : {sum, sum - 1, sum + 1, Wide{0}, Wide{-1}, Wide{limit}})
+        EXPECT_TRUE(largest_fitting_sum(memory, par, limit, guess) == sum);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vramplan

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "vramplan/base/error.h"
 #include "vramplan/perf/hardware.h"
@@ -82,7 +83,7 @@ struct StepTimeConstants {
 };
 
 struct StepTimeData;       // precomputed per-model coefficients (step_time.cc)
-struct StepTimeCacheData;  // perf/step_time_ranks.h
+struct StepTimeCacheData;  // perf/step_time_cache.h
 
 // What the last layout evaluated with it computed, by what each part depends on: the section
 // times (one layer of each kind, embedding, head: tp, sequence parallelism, cp, ep, etp and the
@@ -116,6 +117,13 @@ class StepTimeModel {
   StepTime evaluate(const Scenario& layout) const;
   // The same, reusing the section times `cache` holds when the layout allows (StepTimeCache).
   StepTime evaluate(const Scenario& layout, StepTimeCache& cache) const;
+  // The same, or nullopt when the layout's tokens/s per GPU is certainly below `tokens_floor`:
+  // the slowest rank's microbatches alone bound it (perf/step_time_parts.h first_parts_seconds),
+  // and the rest of the step (pipeline bubble, data-parallel and optimizer terms) is skipped. It
+  // skips only a layout that evaluate() would give a finite, positive speed; a caller that keeps
+  // the fastest layouts (the planner) loses nothing by it.
+  std::optional<StepTime> evaluate_unless_slower(const Scenario& layout, StepTimeCache& cache,
+                                                 double tokens_floor) const;
 
  private:
   explicit StepTimeModel(std::shared_ptr<const StepTimeData> data) : data_(std::move(data)) {}
