@@ -15,6 +15,10 @@ namespace vramplan {
 
 inline constexpr int kLayerKinds = 4;  // dense / MoE × full / sliding attention
 
+// A layer kind's index into per-kind arrays, and back.
+inline int kind_index(LayerKind k) { return (k.moe ? 2 : 0) + (k.sliding ? 1 : 0); }
+inline LayerKind kind_of(int index) { return LayerKind{index >= 2, index % 2 == 1}; }
+
 // What evaluate() needs that does not change with the layout.
 struct StepTimeData {
   double matmul_flops = 0;     // FLOP/s, peak, compute dtype
@@ -33,6 +37,8 @@ struct StepTimeData {
   double tied_head_params = 0;   // the copy a tied model's last stage holds when pp > 1
   double last_stage_params = 0;  // final norm + MTP modules (replicated)
   double model_flops_per_sequence = 0;
+  // Whether a step's later parts are finite and not negative (step_time_parts.h).
+  bool later_parts_bounded = false;
   int64_t mtp_layers = 0;
   LayerKind mtp_kind;
 };
@@ -69,14 +75,6 @@ struct LayoutTimes {
 
 using LayoutKey = std::array<int64_t, 6>;
 LayoutKey layout_key_of(const Scenario& s);
-
-// What a StepTimeCache holds: the model it was filled from (kept alive, so that its address
-// cannot be reused by another) and the last layout's section times.
-struct StepTimeCacheData {
-  std::shared_ptr<const StepTimeData> model;
-  LayoutKey key{};
-  LayoutTimes times;
-};
 
 SectionTime layer_time(const StepTimeData& data, const Scenario& s, const OpDims& d, LayerKind kind,
                        const Network& net);

@@ -40,6 +40,10 @@ class StepTimeTimer final : public LayoutTimer {
    public:
     explicit CachingTimer(const StepTimeModel& model) : model_(model) {}
     StepTime time(const Scenario& layout) const override { return model_.evaluate(layout, cache_); }
+    std::optional<StepTime> time_unless_slower(const Scenario& layout,
+                                               double tokens_floor) const override {
+      return model_.evaluate_unless_slower(layout, cache_, tokens_floor);
+    }
 
    private:
     const StepTimeModel& model_;

@@ -23,6 +23,13 @@ class LayoutTimer {
   virtual ~LayoutTimer() = default;
   // REQUIRES: `layout` is valid (validate_scenario passes).
   virtual StepTime time(const Scenario& layout) const = 0;
+  // The same, or nullopt when the layout's tokens/s per GPU is certainly below `tokens_floor`
+  // (a layout that slow cannot change the search's result); it must never skip a layout time()
+  // would give no finite, positive speed. By default every layout is timed.
+  virtual std::optional<StepTime> time_unless_slower(const Scenario& layout,
+                                                     double /*tokens_floor*/) const {
+    return time(layout);
+  }
   // A timer for one search thread alone, which may keep state between calls (the step-time
   // model's StepTimeCache); nullptr to share this one. It must time every layout as this does.
   virtual std::unique_ptr<LayoutTimer> for_thread() const { return nullptr; }

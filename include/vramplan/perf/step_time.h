@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "vramplan/base/error.h"
 #include "vramplan/perf/hardware.h"
@@ -82,12 +83,15 @@ struct StepTimeConstants {
 };
 
 struct StepTimeData;       // precomputed per-model coefficients (step_time.cc)
-struct StepTimeCacheData;  // perf/step_time_sections.h
+struct StepTimeCacheData;  // perf/step_time_cache.h
 
-// The section times (one layer of each kind, embedding, head) of the last layout evaluated with
-// it. They depend only on tp, sequence parallelism, cp, ep, etp and the micro-batch, so a caller
-// that varies pp, vpp, schedule, split, dp, sharding or recomputation in its inner loops (the
-// planner) reuses them: the results are the same as without a cache. One per thread.
+// What the last layout evaluated with it computed, by what each part depends on: the section
+// times (one layer of each kind, embedding, head: tp, sequence parallelism, cp, ep, etp and the
+// micro-batch), the pipeline ranks' work (also pp, vpp, split, dp), the slowest rank (also the
+// recompute mode) and the ranks' data-parallel and optimizer terms (the sharding instead). A
+// caller that varies the inner dimensions in its inner loops (the planner: sp, micro-batch,
+// recomputation, schedule, sharding) recomputes only what changed; the results are the same as
+// without a cache. One per thread.
 class StepTimeCache {
  public:
   StepTimeCache();
@@ -113,6 +117,13 @@ class StepTimeModel {
   StepTime evaluate(const Scenario& layout) const;
   // The same, reusing the section times `cache` holds when the layout allows (StepTimeCache).
   StepTime evaluate(const Scenario& layout, StepTimeCache& cache) const;
+  // The same, or nullopt when the layout's tokens/s per GPU is certainly below `tokens_floor`:
+  // the slowest rank's microbatches alone bound it (perf/step_time_parts.h first_parts_seconds),
+  // and the rest of the step (pipeline bubble, data-parallel and optimizer terms) is skipped. It
+  // skips only a layout that evaluate() would give a finite, positive speed; a caller that keeps
+  // the fastest layouts (the planner) loses nothing by it.
+  std::optional<StepTime> evaluate_unless_slower(const Scenario& layout, StepTimeCache& cache,
+                                                 double tokens_floor) const;
 
  private:
   explicit StepTimeModel(std::shared_ptr<const StepTimeData> data) : data_(std::move(data)) {}

@@ -111,6 +111,7 @@ struct RankStates {
   // GEMM workspaces (estimate.cc add_beyond_tensors): alive in every phase; the grouped-GEMM
   // ones only on ranks holding an MoE layer.
   Wide workspaces = 0;
+  bool operator==(const RankStates&) const = default;
 };
 
 // Decoder layers pipeline chunk `chunk` holds (pipeline.cc's chunk_sizes; negative = none).

@@ -1,0 +1,113 @@
+// The planner search's worker (planner_search.cc runs one per thread): the layouts of the
+// branches it is given decided one by one, with its own top K, family bests and misses. Its fast
+// path, which hoists each memory part out of the loops that do not change it, is
+// search_branch.cc; search_worker.cc keeps the candidates and runs layouts outside the fast path.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "plan/activation_cache.h"
+#include "plan/planner_search.h"
+
+namespace vramplan::plan_search {
+
+using FamilySet = uint32_t;  // bit f: Family f
+
+struct PipeOption {
+  int64_t pp = 1, vpp = 1;
+  PipelineSplit split;
+  std::vector<Schedule> schedules;
+  PipelineShape shape;
+};
+
+struct Branch {
+  int64_t tp, cp, dp, ep, etp;
+  size_t pipe;  // index into the pipe options
+};
+
+// Every field, in the order that breaks ties between candidates.
+inline auto layout_key(const PlanLayout& l) {
+  return std::make_tuple(
+      l.tp, l.sequence_parallel, l.pp, l.vpp, static_cast<int>(l.schedule),
+      static_cast<int>(l.split.kind), l.split.first_stage_layers, l.split.last_stage_layers, l.cp,
+      l.ep, l.etp, l.dp, l.micro_batch, static_cast<int>(l.recompute), l.sharding.zero,
+      static_cast<int>(l.sharding.fsdp), l.sharding.fsdp_shard_group,
+      l.sharding.distributed_optimizer, static_cast<int>(l.offload.optimizer),
+      static_cast<int>(l.offload.params), l.offload.optimizer_fraction, l.offload.activations);
+}
+
+// Adds `c` (with its own equivalents) to the kept candidate of the same trade-off, if any; the
+// layout first by its fields stays the representative, so threads never change the result.
+bool join_equivalent(std::vector<PlanCandidate>& kept, const PlanCandidate& c);
+
+class Worker {
+ public:
+  Worker(const PlanRequest& r, const FastMemoryModel& memory, const LayoutTimer& timer,
+         int64_t limit, const std::vector<PipeOption>& pipes);
+
+  // Decides every layout of branch `b`.
+  void run(const Branch& b);
+  SearchResult& result() { return out_; }
+  bool any_fit() const { return any_fit_; }
+
+ private:
+  struct Scratch {                   // run()'s per-branch lists, kept between branches
+    std::vector<RankStates> states;  // by sharding, then rank group
+    std::vector<char> pruned, missed;
+    std::vector<size_t> same_as;
+    std::vector<FastPeak> peaks;
+  };
+  struct Inner {  // the inner loops' option lists of one branch
+    std::vector<bool> sps;
+    std::vector<int64_t> mbs;
+    std::vector<Recompute> rcs;
+  };
+  int64_t blocker(const PlanLayout& prototype, bool full_recompute_possible) const;
+  // The families (bit f: Family f) a layout belongs to among those that apply: fixed for a
+  // branch's layouts of one recompute mode.
+  FamilySet families_of(const PlanLayout& layout) const;
+  // `families` = families_of(layout).
+  void decide(PlanLayout& layout, const FastPeak& peak, FamilySet families);
+  // Whether a layout of `prototype`'s families that misses the limit could still change a result:
+  // the closest miss while nothing fits, a family's while none of it fits.
+  bool misses_matter(FamilySet families) const;
+  // The tokens/s per GPU a fitting layout must reach to change a result: the worst of the kept
+  // top K and the best of each of its families; nullopt while any of them is missing or the
+  // space of fitting layouts is collected (each layout is a point of it).
+  std::optional<double> tokens_floor(FamilySet families) const;
+  // A layout that misses the limit when misses_matter() is false: only counted.
+  void count_unrecorded_miss() {
+    ++out_.stats.evaluated;
+    ++out_.stats.memory_computed;
+  }
+  void keep_fit(const PlanCandidate& c, FamilySet families);
+  void keep_miss(const PlanCandidate& c, FamilySet families);
+  bool probe_misses(PlanLayout& layout, const Inner& in, const PipeOption& pipe,
+                    const ShardingChoice& mode, int64_t inner_count);
+  void run_slow(const Branch& b, PlanLayout& layout, const Inner& in,
+                const std::vector<ShardingChoice>& modes);
+
+  const PlanRequest& r_;
+  const FastMemoryModel& memory_;
+  std::unique_ptr<LayoutTimer> own_timer_;
+  const LayoutTimer& timer_;
+  const int64_t limit_;
+  const int64_t host_limit_;  // a rank's share of the node's RAM; 0 = not checked
+  const std::vector<PipeOption>& pipes_;
+  ActivationCache activations_;
+  Scratch scratch_;
+  Scenario scenario_;  // base, with the layout being timed written in
+  SearchResult out_;
+  std::array<bool, kFamilies> applies_ = {true, true, true, true, true, true};
+  std::array<bool, kFamilies> family_fit_{};
+  FamilySet fitted_families_ = 0;         // family_fit_ as bits
+  std::optional<Wide> last_fitting_sum_;  // the last largest_fitting_sum, a guess for the next
+  bool any_fit_ = false;
+};
+
+}  // namespace vramplan::plan_search
