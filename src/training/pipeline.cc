@@ -110,21 +110,34 @@ InFlightLayers in_flight_layers(const Parallelism& par, int64_t rank, int64_t m,
   const int64_t total = m * vpp;
   const int64_t warmup = std::min(2 * (par.pp - rank - 1) + (vpp - 1) * par.pp, total);
   const int64_t round = std::min(par.pp, m);
-  auto forward_chunk = [&](int64_t k) { return (k / round) % vpp; };
-  auto backward_chunk = [&](int64_t j) { return vpp - 1 - (j / round) % vpp; };
+  auto layers_of = [&](int64_t chunk) { return chunk_layers[static_cast<size_t>(chunk)]; };
+  // Runs of steps whose forward and backward chunks stay the same: alive moves by a constant
+  // each step, so each run's largest value is at one of its ends (O(vpp) runs, not O(pp·vpp)
+  // steps: the planner's fast path calls this per layout).
   InFlightLayers out;
   int64_t alive = 0;
-  auto forward = [&](int64_t k) {
-    const int64_t chunk = forward_chunk(k);
-    alive += chunk_layers[static_cast<size_t>(chunk)];
-    out.peak = std::max(out.peak, alive);
-    if (chunk == vpp - 1) out.at_last_chunk = std::max(out.at_last_chunk, alive);
+  auto seen = [&](int64_t value, int64_t chunk) {
+    out.peak = std::max(out.peak, value);
+    if (chunk == vpp - 1) out.at_last_chunk = std::max(out.at_last_chunk, value);
   };
-  for (int64_t k = 0; k < warmup; ++k) forward(k);
+  for (int64_t k = 0; k < warmup;) {  // forwards only: alive grows, largest at a run's end
+    const int64_t chunk = (k / round) % vpp;
+    const int64_t end = std::min(warmup, (k / round + 1) * round);
+    alive += (end - k) * layers_of(chunk);
+    seen(alive, chunk);
+    k = end;
+  }
   const int64_t period = std::min(total - warmup, round * vpp);
-  for (int64_t i = 0; i < period; ++i) {
-    forward(warmup + i);
-    alive -= chunk_layers[static_cast<size_t>(backward_chunk(i))];
+  for (int64_t i = 0; i < period;) {  // one forward, then one backward
+    const int64_t forward = ((warmup + i) / round) % vpp;
+    const int64_t backward = vpp - 1 - (i / round) % vpp;
+    const int64_t end =
+        std::min({period, i + round - (warmup + i) % round, (i / round + 1) * round});
+    const int64_t step = layers_of(forward) - layers_of(backward);
+    const int64_t first = alive + layers_of(forward);  // after the run's first forward
+    seen(step >= 0 ? first + (end - 1 - i) * step : first, forward);
+    alive += (end - i) * step;
+    i = end;
   }
   return out;
 }

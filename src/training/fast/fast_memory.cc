@@ -134,6 +134,19 @@ void FastMemoryModel::add_rank(const Parallelism& par, int64_t rank, PipelineSha
     g.full_dense += size - take - moe_kept;
     seen += size;
   }
+  for (int64_t k = 1; k < par.vpp; ++k)
+    g.unequal_chunks =
+        g.unequal_chunks || g.chunk_layers[static_cast<size_t>(k)] != g.chunk_layers[0];
+  if (g.unequal_chunks) {
+    // pipeline.cc in_flight_layers: with m >= pp the round is pp; the warm-up and one period
+    // (pp·vpp steps) fit once m·vpp >= warm-up + pp·vpp.
+    Parallelism interleaved = par;
+    interleaved.schedule = Schedule::kInterleaved;
+    const int64_t warmup = 2 * (par.pp - rank - 1) + (par.vpp - 1) * par.pp;
+    g.steady_from = (warmup + par.vpp - 1) / par.vpp + par.pp;
+    g.steady = in_flight_layers(interleaved, rank, g.steady_from,
+                                std::span(g.chunk_layers.data(), static_cast<size_t>(par.vpp)));
+  }
   for (int i = 0; i < out.groups; ++i)
     if (same_content(out.group[i], g)) return;  // an earlier rank holds the same: it peaks higher
   if (out.groups == kMaxRankGroups) {
@@ -290,11 +303,14 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
       dense * terms.dense_layer + moe * terms.moe_layer + recomputed * terms.layer_input;
   // estimate_activations.cc add_activations: the share of the rank's layers alive at the peak
   // (the last rank's at its loss, with the moment of more alive hidden by the loss below).
+  const bool played = group.unequal_chunks && par.schedule == Schedule::kInterleaved;
   const InFlightLayers alive =
-      par.vpp > 1
-          ? in_flight_layers(par, group.first_rank, microbatches,
-                             std::span(group.chunk_layers.data(), static_cast<size_t>(par.vpp)))
-          : InFlightLayers{in_flight * group.layers, in_flight * group.layers};
+      !played
+          ? InFlightLayers{in_flight * group.layers / par.vpp, in_flight * group.layers / par.vpp}
+      : microbatches >= group.steady_from
+          ? group.steady
+          : in_flight_layers(par, group.first_rank, microbatches,
+                             std::span(group.chunk_layers.data(), static_cast<size_t>(par.vpp)));
   const int64_t counted = group.has_head ? alive.at_last_chunk : alive.peak;
   const bool uneven = group.layers > 0 && Wide{counted} * par.vpp != Wide{in_flight} * group.layers;
   Wide total =

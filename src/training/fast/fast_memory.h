@@ -40,7 +40,7 @@ inline constexpr int kMaxLayerClasses = 4;
 // Distinct pipeline ranks a layout may have on the fast path (typically first, middle, last).
 inline constexpr int kMaxRankGroups = 32;
 // Virtual stages the fast path lays out; more go to estimate().
-inline constexpr int kMaxFastVpp = 16;
+inline constexpr int kMaxFastVpp = 64;
 
 // Pipeline ranks holding exactly the same things. Every schedule keeps the most microbatches in
 // flight on the lowest rank, so the group's first rank alone decides the group's peak.
@@ -52,6 +52,11 @@ struct RankGroup {
   // of unequal chunks (pipeline.h in_flight_layers); `layers` their sum.
   std::array<int64_t, kMaxFastVpp> chunk_layers{};
   int64_t layers = 0;
+  bool unequal_chunks = false;
+  // The interleaved schedule's alive layers stop depending on the microbatch count from
+  // `steady_from` microbatches on (the warm-up and one period fit in them): computed once.
+  int64_t steady_from = 0;
+  InFlightLayers steady;
   bool has_embedding = false;
   bool has_head = false;
   // Layers whose activations are stored, without and with full recompute (which keeps only the
