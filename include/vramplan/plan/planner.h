@@ -169,7 +169,8 @@ struct FamilyOutcome {
 // of micro-batch, recompute or schedule in it can fit).
 struct PlanStats {
   int64_t evaluated = 0;
-  int64_t memory_computed = 0;  // peaks computed, by the fast path or estimate()
+  int64_t memory_computed = 0;  // decided one by one (not by the branch bound), by the fast
+                                // path or estimate(); a miss may stop at its first rank group
   int64_t memory_fallback = 0;  // of those, by estimate() (layouts outside the fast path)
   int64_t pruned = 0;           // decided by the branch bound
   int64_t fitting = 0;          // fit with headroom: each was timed
