@@ -3,8 +3,8 @@
 //
 // With .grad set to None after each step and one microbatch, the backward creates every gradient
 // as it frees the activations: early on it holds all activations and no gradient, at the end
-// every gradient and no activation. Its last layer, the model's first, is where most gradients
-// already exist beside one layer's saved tensors. Read from the PyTorch reference's live
+// every gradient and no activation. Its last layer, the model's first (or the first trained one
+// after frozen layers), is where most gradients already exist beside one layer's saved tensors. Read from the PyTorch reference's live
 // tensors at the peak (transformers' model code, one GPU):
 //  - a dense layer: the backward of down_proj, the MLP's last linear, as the layer starts its
 //    backward. Every gradient exists but this layer's others (and the input embedding's, made
@@ -31,8 +31,9 @@ namespace vramplan::estimate_parts {
 
 namespace {
 
-// One GPU running transformers' eager layers, the whole model trained in one dtype: where the
-// op order above was read. Elsewhere gradients are sharded, bucketed or reduced per unit.
+// One GPU running transformers' eager layers, fully trained or after frozen layers and a frozen
+// embedding: where the op order above was read. Elsewhere gradients are sharded, bucketed or
+// reduced per unit, or adapters change what is saved.
 bool moment_modelled(const Scenario& s) {
   const Parallelism& p = s.parallel;
   const bool one_gpu = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.ep == 1 && p.dp == 1 &&
