@@ -329,33 +329,27 @@ Wide norm_weight_part(const Scenario& s) {
 }
 
 Term first_trained_layer_saving(const Scenario& s, bool explain) {
-  if (!lora_frozen_base(s)) {
-    // Full training after frozen layers: nothing before the layer needs a gradient. OLMo-2
-    // normalises after attention and MLP (post-norm): its input goes to the projections as is.
-    const Finetune& f = s.finetune;
-    if (f.method != FinetuneMethod::kNone || !f.freeze_embeddings ||
-        s.conventions.model_code != ModelCode::kTransformers ||
-        s.model.norm == NormKind::kLayerNorm || s.model.model_type == "olmo2")
-      return {};
-    const Dims d = dims_of(s);
-    const NormKeeps keeps = norm_keeps(s);
-    const Wide dropped = keeps.per_value - norm_weight_part(s);
-    SumBuilder sum(explain);
-    const std::string norm =
-        fmt::format("n·(h·{}+{})/t_sp", static_cast<int64_t>(dropped), keeps.per_token);
-    sum.add("input norm's fp32 upcast and rsqrt (its input needs no gradient)", norm.c_str(),
-            d.n * (d.h * dropped + keeps.per_token) / d.t_sp);
-    return sum.finish(preamble(s, d));
-  }
+  const bool lora = lora_frozen_base(s);
+  // Full training after frozen layers: nothing before the layer needs a gradient. OLMo-2
+  // normalises after attention and MLP (post-norm): its input goes to the projections as is.
+  const Finetune& f = s.finetune;
+  const bool after_frozen = f.method == FinetuneMethod::kNone && f.freeze_embeddings &&
+                            s.conventions.model_code == ModelCode::kTransformers &&
+                            s.model.norm != NormKind::kLayerNorm && s.model.model_type != "olmo2";
+  if (!lora && !after_frozen) return {};
   const Dims d = dims_of(s);
   const ModelConfig& m = s.model;
+  // What the input norm keeps beyond its weight's part (the fp32 upcast and rsqrt): under LoRA
+  // the counted layer already leaves the weight's part out, after frozen layers it stays.
   NormKeeps keeps = norm_keeps(s);
   keeps.per_value -= norm_weight_part(s);
   SumBuilder sum(explain);
   const std::string norm =
       fmt::format("n·(h·{}+{})/t_sp", static_cast<int64_t>(keeps.per_value), keeps.per_token);
-  sum.add("input norm (its input needs no gradient)", norm.c_str(),
-          d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
+  sum.add(lora ? "input norm (its input needs no gradient)"
+               : "input norm's fp32 upcast and rsqrt (its input needs no gradient)",
+          norm.c_str(), d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
+  if (!lora) return sum.finish(preamble(s, d));
   if (m.attention == AttentionKind::kStandard && m.qk_norm) {
     const uint32_t targets = s.finetune.lora_targets;
     const Wide per_head = m.head_dim * keeps.per_value + keeps.per_token;

@@ -47,6 +47,11 @@ inline Wide gathered_params(Wide units, Wide live, Wide rank_params) {
   return std::min(rank_params, std::max(units, live));
 }
 
+// The dtype the gradients row holds: Megatron's fp32 accumulation buffer, else the grad dtype.
+inline DType gradient_dtype(const Training& t) {
+  return t.fp32_grad_accumulation ? DType::kFp32 : t.grad_dtype;
+}
+
 // The dtype FSDP / ZeRO-3 all-gathers parameters in: a mixed-precision policy's compute dtype,
 // else the stored one.
 inline DType fsdp_gather_dtype(const Conventions& c, const Training& t) {

@@ -86,12 +86,18 @@ int64_t in_flight_chunks(const Parallelism& par, int64_t rank, int64_t m) {
       return m * par.vpp;
     case Schedule::k1F1B:
       return std::min(par.pp - rank, m);
-    case Schedule::kInterleaved: {
-      const int64_t warmup = 2 * (par.pp - rank - 1) + (par.vpp - 1) * par.pp;
-      return std::min(warmup + 1, m * par.vpp);
-    }
+    case Schedule::kInterleaved:
+      return std::min(interleaved_warmup(par, rank) + 1, m * par.vpp);
   }
   return 1;
+}
+
+int64_t interleaved_warmup(const Parallelism& par, int64_t rank) {
+  return 2 * (par.pp - rank - 1) + (par.vpp - 1) * par.pp;
+}
+
+int64_t interleaved_steady_microbatches(const Parallelism& par, int64_t rank) {
+  return (interleaved_warmup(par, rank) + par.vpp - 1) / par.vpp + par.pp;
 }
 
 InFlightLayers in_flight_layers(const Parallelism& par, int64_t rank, int64_t m,
@@ -108,7 +114,7 @@ InFlightLayers in_flight_layers(const Parallelism& par, int64_t rank, int64_t m,
       static_cast<int64_t>(chunk_layers.size()) != vpp)
     return {chunks * layers / vpp, chunks * layers / vpp};
   const int64_t total = m * vpp;
-  const int64_t warmup = std::min(2 * (par.pp - rank - 1) + (vpp - 1) * par.pp, total);
+  const int64_t warmup = std::min(interleaved_warmup(par, rank), total);
   const int64_t round = std::min(par.pp, m);
   auto layers_of = [&](int64_t chunk) { return chunk_layers[static_cast<size_t>(chunk)]; };
   // Runs of steps whose forward and backward chunks stay the same: alive moves by a constant

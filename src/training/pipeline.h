@@ -81,5 +81,12 @@ int64_t in_flight_chunks(const Parallelism& parallel, int64_t rank, int64_t micr
 // Otherwise both are in_flight_chunks × layers / vpp.
 InFlightLayers in_flight_layers(const Parallelism& parallel, int64_t rank, int64_t microbatches,
                                 std::span<const int64_t> chunk_layers);
+// Forwards `rank` runs before its first backward under interleaved 1F1B, uncapped by the
+// microbatches: 2·(pp − rank − 1) + (vpp − 1)·pp (Megatron schedules.py, torch
+// _get_warmup_ops).
+int64_t interleaved_warmup(const Parallelism& parallel, int64_t rank);
+// The microbatch count from which in_flight_layers no longer depends on it under the interleaved
+// schedule: the round is pp and the warm-up and one period (pp·vpp steps) fit in m·vpp.
+int64_t interleaved_steady_microbatches(const Parallelism& parallel, int64_t rank);
 
 }  // namespace vramplan

@@ -138,12 +138,9 @@ void FastMemoryModel::add_rank(const Parallelism& par, int64_t rank, PipelineSha
     g.unequal_chunks =
         g.unequal_chunks || g.chunk_layers[static_cast<size_t>(k)] != g.chunk_layers[0];
   if (g.unequal_chunks) {
-    // pipeline.cc in_flight_layers: with m >= pp the round is pp; the warm-up and one period
-    // (pp·vpp steps) fit once m·vpp >= warm-up + pp·vpp.
     Parallelism interleaved = par;
     interleaved.schedule = Schedule::kInterleaved;
-    const int64_t warmup = 2 * (par.pp - rank - 1) + (par.vpp - 1) * par.pp;
-    g.steady_from = (warmup + par.vpp - 1) / par.vpp + par.pp;
+    g.steady_from = interleaved_steady_microbatches(par, rank);
     g.steady = in_flight_layers(interleaved, rank, g.steady_from,
                                 std::span(g.chunk_layers.data(), static_cast<size_t>(par.vpp)));
   }

@@ -104,7 +104,7 @@ Wide FastMemoryModel::shard_of(const Params& g, const Sharding& sh, bool sharded
 
 Wide FastMemoryModel::gradients_of(const Params& g, const Sharding& sh) const {
   const Training& tr = base_.training;
-  const DType grad_type = tr.fp32_grad_accumulation ? DType::kFp32 : tr.grad_dtype;
+  const DType grad_type = gradient_dtype(tr);
   return ceil_div(shard_of(g, sh, sh.grads) * bits_of(grad_type), 8);
 }
 

@@ -218,10 +218,6 @@ Term per_param(const Shares& p, Wide bits, const std::string& what, bool explain
   return t;
 }
 
-DType grad_type(const Training& tr) {
-  return tr.fp32_grad_accumulation ? DType::kFp32 : tr.grad_dtype;
-}
-
 std::string grad_what(const Training& tr) {
   return tr.fp32_grad_accumulation ? "fp32 accumulation buffer"
                                    : std::string(dtype_name(tr.grad_dtype));
@@ -233,7 +229,7 @@ void add_training_states(const Scenario& s, Wide trainable, Wide non_matrix, Wid
                          const char* source, std::vector<FinetuneRow>& rows) {
   const Training& tr = s.training;
   rows.push_back({prefix + "gradients",
-                  per_param(shard(trainable, sh, sh.grads, explain), bits_of(grad_type(tr)),
+                  per_param(shard(trainable, sh, sh.grads, explain), bits_of(gradient_dtype(tr)),
                             grad_what(tr), explain),
                   CountsToward::kAllocated, source});
   const Shares opt = shard(trainable, sh, sh.optimizer, explain);

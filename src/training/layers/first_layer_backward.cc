@@ -4,8 +4,8 @@
 // With .grad set to None after each step and one microbatch, the backward creates every gradient
 // as it frees the activations: early on it holds all activations and no gradient, at the end
 // every gradient and no activation. Its last layer, the model's first (or the first trained one
-// after frozen layers), is where most gradients already exist beside one layer's saved tensors. Read from the PyTorch reference's live
-// tensors at the peak (transformers' model code, one GPU):
+// after frozen layers), is where most gradients already exist beside one layer's saved tensors.
+// Read from the PyTorch reference's live tensors at the peak (transformers' model code, one GPU):
 //  - a dense layer: the backward of down_proj, the MLP's last linear, as the layer starts its
 //    backward. Every gradient exists but this layer's others (and the input embedding's, made
 //    last); down_proj's has just been made. Beside them the layer's saved tensors and what its
@@ -90,9 +90,7 @@ std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
   const auto first = static_cast<size_t>(s.finetune.freeze_first_layers);
   const LayerParams& layer = c.counts.layers[first];
   const bool moe = m.is_moe() && m.moe_layers[first];
-  // In the gradients row's dtype (estimate_states.cc).
-  const Wide grad =
-      bytes_of(1, s.training.fp32_grad_accumulation ? DType::kFp32 : s.training.grad_dtype);
+  const Wide grad = bytes_of(1, gradient_dtype(s.training));  // the gradients row's dtype
   // The input embedding's gradient comes last, unless the LM head (tied) made it already or it
   // is frozen.
   const bool embedding_trained = !s.finetune.freeze_embeddings && first == 0;
