@@ -14,6 +14,7 @@ from .memory_sections import (
 from .gpu_section import gpu_section
 from .reference_section import reference_section
 from .serving_section import serving_section
+from .gpu_step_section import gpu_step_section
 from .published_section import published_section
 from .throughput_sections import throughput_sections
 
@@ -46,4 +47,5 @@ def markdown(report, throughput=None, peers=None):
         parts += published_section(
             throughput.get("published"), throughput.get("published_calibration")
         )
+        parts += gpu_step_section(throughput.get("gpu_measured"))
     return "\n\n".join("\n".join(p) for p in parts if p) + "\n"

@@ -12,11 +12,15 @@
 namespace vramplan::cli {
 namespace {
 
-void print_published(const PublishedReport& report, bool rows, const char* constants) {
-  std::cout << fmt::format(
+std::string published_title(const char* constants) {
+  return fmt::format(
       "Published throughput (data/measurements/published_throughput.csv; {}; held out: Qwen3, "
-      "Llama 2)\n",
+      "Llama 2)",
       constants);
+}
+
+void print_published(const PublishedReport& report, bool rows, const std::string& title) {
+  std::cout << title << "\n";
   if (rows) {
     for (const PublishedRow& r : report.rows) {
       if (r.skipped) {
@@ -63,7 +67,11 @@ void print_table(const ThroughputReport& report, bool rows) {
         s.median_abs_tok_pct, s.p90_abs_tok_pct, s.bias_tok_pct, s.median_abs_mfu_pct,
         s.spearman_tok, s.spearman_mfu);
   std::cout << "\n";
-  print_published(report.published, rows, "the Ultra-Scale constants, none fitted on it");
+  print_published(report.published, rows,
+                  published_title("the Ultra-Scale constants, none fitted on it"));
+  print_published(report.gpu_measured, rows,
+                  "Measured here on one GPU (data/measurements/gpu_step_time.csv; Hugging Face "
+                  "transformers eager, SDPA, fused AdamW; the same constants, none fitted on it)");
   for (const AccuracyTarget& t : report.targets)
     std::cout << fmt::format("{:<4} {:<52} {:>7.3f}  (target {} {})\n", t.met() ? "ok" : "MISS",
                              t.name, t.value, t.at_most ? "<=" : ">=", t.target);
@@ -112,7 +120,7 @@ int run_calibrate_published(const std::string& format) {
       "loss of ln(predicted/measured) {:.4f} -> {:.4f} ({} evaluations)\n{}\n\n",
       fit->rows, fit->start_objective, fit->objective, fit->evaluations,
       step_time_constants_to_json(fit->constants).dump(2));
-  print_published(*after, false, "the constants just fitted on the rest");
+  print_published(*after, false, published_title("the constants just fitted on the rest"));
   return 0;
 }
 

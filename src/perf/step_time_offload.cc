@@ -44,7 +44,7 @@ double optimizer_offload_s(const Scenario& s, const Rates& r, const OffloadRank&
   const double offloaded = rank.optimizer_params * o.optimizer_fraction;
   // The host's gradient partition is fp32 under mixed precision (DeepSpeed's fp32 partition,
   // FSDP's fp32 sharded gradients, Megatron's main_grad): the copy converts on the GPU first.
-  const double grad_bytes = tr.master_weights ? 4.0 : bytes_per_element(tr.grad_dtype);
+  const double grad_bytes = keeps_master_weights(tr) ? 4.0 : bytes_per_element(tr.grad_dtype);
   const double to_host = offloaded * grad_bytes / r.link;
   double seconds = 0;
   if (mechanism_of(s.parallel) == Mechanism::kMegatron) {

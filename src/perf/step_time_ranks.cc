@@ -34,7 +34,7 @@ double optimizer_state_bytes_per_param(const Training& tr) {
     case Optimizer::kAdafactor:  // factored second moment: negligible traffic
       break;
   }
-  return (tr.master_weights ? 4.0 : 0.0) + moments * moment_bytes;
+  return (keeps_master_weights(tr) ? 4.0 : 0.0) + moments * moment_bytes;
 }
 
 // HBM traffic of the optimizer update per local parameter: the gradient read, the fp32 master

@@ -80,7 +80,7 @@ std::string training_text(const Training& t) {
   std::string text = fmt::format("{} · {} params, {} grads", optimizer_name(t.optimizer),
                                  dtype_name(t.param_dtype), dtype_name(t.grad_dtype));
   if (t.fp32_grad_accumulation) text += " (fp32 accumulation)";
-  if (t.master_weights) text += ", fp32 master";
+  if (keeps_master_weights(t)) text += ", fp32 master";
   text += fmt::format(", {} optimizer states", dtype_name(t.optimizer_state_dtype));
   text += fmt::format(" · recompute {}", recompute_name(t.recompute));
   if (!t.flash_attention) text += " · no flash attention";

@@ -399,7 +399,7 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
                            : kind == OffloadKind::kMegatron ? kSourceMegatronOffload
                                                             : kSourceZeroOffload;
   // The fp32 master copy (parameters below fp32) moves with the optimizer that steps it.
-  if (tr.master_weights && tr.param_dtype != DType::kFp32) {
+  if (keeps_master_weights(tr)) {
     Term master = bytes_per_param(32, opt_shard, "fp32 copy", c.explain);
     if (opt_off) {
       Term moved = split_off(master, f, c.explain);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "base/csv.h"
@@ -172,9 +173,38 @@ Result<std::vector<Case>> read_cases() {
   return cases;
 }
 
-template <typename InGroup>
-PublishedSummary summarise(const std::vector<PublishedRow>& rows, const std::string& group,
-                           InGroup&& in_group) {
+void add_summaries(PublishedReport& report) {
+  const auto& rows = report.rows;
+  auto& out = report.summaries;
+  out.push_back(summarise_published(rows, "all", [](const PublishedRow&) { return true; }));
+  out.push_back(
+      summarise_published(rows, "held out", [](const PublishedRow& r) { return r.held_out; }));
+  out.push_back(
+      summarise_published(rows, "the rest", [](const PublishedRow& r) { return !r.held_out; }));
+  std::vector<std::string> frameworks, gpus;
+  for (const PublishedRow& r : rows) {
+    if (std::find(frameworks.begin(), frameworks.end(), r.framework) == frameworks.end())
+      frameworks.push_back(r.framework);
+    if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  }
+  for (const std::string& f : frameworks)
+    out.push_back(summarise_published(rows, "framework " + f,
+                                      [&](const PublishedRow& r) { return r.framework == f; }));
+  for (const std::string& g : gpus)
+    out.push_back(
+        summarise_published(rows, "gpu " + g, [&](const PublishedRow& r) { return r.gpu == g; }));
+  out.push_back(summarise_published(rows, "precision bf16",
+                                    [](const PublishedRow& r) { return r.precision == "bf16"; }));
+  out.push_back(summarise_published(rows, "precision fp8", [](const PublishedRow& r) {
+    return r.precision.rfind("fp8", 0) == 0;
+  }));
+}
+
+}  // namespace
+
+PublishedSummary summarise_published(const std::vector<PublishedRow>& rows,
+                                     const std::string& group,
+                                     const std::function<bool(const PublishedRow&)>& in_group) {
   PublishedSummary s;
   s.group = group;
   std::vector<double> abs_error, signed_error, predicted, measured;
@@ -198,31 +228,6 @@ PublishedSummary summarise(const std::vector<PublishedRow>& rows, const std::str
   s.bias_pct = dataset_rows::percentile(signed_error, 0.5);
   return s;
 }
-
-void add_summaries(PublishedReport& report) {
-  const auto& rows = report.rows;
-  auto& out = report.summaries;
-  out.push_back(summarise(rows, "all", [](const PublishedRow&) { return true; }));
-  out.push_back(summarise(rows, "held out", [](const PublishedRow& r) { return r.held_out; }));
-  out.push_back(summarise(rows, "the rest", [](const PublishedRow& r) { return !r.held_out; }));
-  std::vector<std::string> frameworks, gpus;
-  for (const PublishedRow& r : rows) {
-    if (std::find(frameworks.begin(), frameworks.end(), r.framework) == frameworks.end())
-      frameworks.push_back(r.framework);
-    if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
-  }
-  for (const std::string& f : frameworks)
-    out.push_back(
-        summarise(rows, "framework " + f, [&](const PublishedRow& r) { return r.framework == f; }));
-  for (const std::string& g : gpus)
-    out.push_back(summarise(rows, "gpu " + g, [&](const PublishedRow& r) { return r.gpu == g; }));
-  out.push_back(summarise(rows, "precision bf16",
-                          [](const PublishedRow& r) { return r.precision == "bf16"; }));
-  out.push_back(summarise(rows, "precision fp8",
-                          [](const PublishedRow& r) { return r.precision.rfind("fp8", 0) == 0; }));
-}
-
-}  // namespace
 
 bool published_held_out(const std::string& preset) {
   return preset.rfind("Qwen3-", 0) == 0 || preset.rfind("Llama-2-", 0) == 0;

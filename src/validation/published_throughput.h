@@ -4,6 +4,7 @@
 // reader as the CLI, predicted on its catalog GPU, and compared on tokens/s per GPU.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,12 @@ struct PublishedReport {
   std::vector<PublishedRow> rows;
   std::vector<PublishedSummary> summaries;
 };
+
+// Median and p90 |error|, bias and rank correlation of the rows in_group accepts (skipped rows
+// counted apart).
+PublishedSummary summarise_published(const std::vector<PublishedRow>& rows,
+                                     const std::string& group,
+                                     const std::function<bool(const PublishedRow&)>& in_group);
 
 // The held-out part, named before any comparison was made and never used to set a constant:
 // every Qwen3 and every Llama 2 row (one MoE family on three GPU generations, one dense family).

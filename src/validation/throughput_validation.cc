@@ -13,6 +13,7 @@
 #include "base/csv.h"
 #include "base/embedded_data.h"
 #include "training/scenario_checks.h"
+#include "validation/gpu_step_time.h"
 #include "validation/ultrascale.h"
 #include "vramplan/model/params.h"
 #include "vramplan/perf/hardware.h"
@@ -351,6 +352,9 @@ Result<ThroughputReport> validate_throughput(const StepTimeConstants& constants)
   Result<PublishedReport> published = validate_published_throughput(constants);
   if (!published) return published.error();
   report.published = std::move(published).value();
+  Result<PublishedReport> gpu_measured = validate_gpu_step_time(constants);
+  if (!gpu_measured) return gpu_measured.error();
+  report.gpu_measured = std::move(gpu_measured).value();
   return report;
 }
 

@@ -51,6 +51,7 @@ struct ThroughputReport {
   std::vector<AccuracyTarget> targets;
   StepTimeConstants constants;
   PublishedReport published;  // the same constants on published throughput (published_throughput.h)
+  PublishedReport gpu_measured;  // and on steps measured on a GPU here (gpu_step_time.h)
 };
 
 // The models the default constants were fitted on; the others are held out.

@@ -114,6 +114,7 @@ json throughput_report_to_json(const ThroughputReport& report) {
                               {"at_most", t.at_most},
                               {"met", t.met()}});
   out["published"] = published_report_to_json(report.published);
+  out["gpu_measured"] = published_report_to_json(report.gpu_measured);
   return out;
 }
 

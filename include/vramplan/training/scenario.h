@@ -73,6 +73,11 @@ struct Training {
   bool moe_grouped_gemm = false;
 };
 
+// An fp32 master copy exists only for parameters below fp32 (master_weights asks for one then).
+inline bool keeps_master_weights(const Training& t) {
+  return t.master_weights && t.param_dtype != DType::kFp32;
+}
+
 // The dtype the linear layers' matmuls run in: fp8 under an fp8 recipe, else the activations'.
 inline DType matmul_dtype(const Training& t) {
   return t.fp8 != Fp8Recipe::kNone ? DType::kFp8 : t.activation_dtype;

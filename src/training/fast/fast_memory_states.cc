@@ -123,8 +123,7 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
   out.gradients = gradients_of(g, sh);
   total += out.gradients;
   const Wide optimizer_params = shard_of(g, sh, sh.optimizer);
-  if (tr.master_weights && tr.param_dtype != DType::kFp32)
-    total += ceil_div(optimizer_params * 32, 8);
+  if (keeps_master_weights(tr)) total += ceil_div(optimizer_params * 32, 8);
   const Wide non_matrix = ceil_div(g.non_matrix, sh.optimizer ? sh.dense_group : 1);
   total += optimizer_bytes(optimizer_params, non_matrix,
                            ceil_div(g.vectors, sh.optimizer ? sh.dense_group : 1));
