@@ -310,10 +310,11 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
                              std::span(group.chunk_layers.data(), static_cast<size_t>(par.vpp)));
   const int64_t counted = group.has_head ? alive.at_last_chunk : alive.peak;
   const bool uneven = group.layers > 0 && Wide{counted} * par.vpp != Wide{in_flight} * group.layers;
-  Wide total =
-      uneven ? per_microbatch * counted / group.layers : per_microbatch * in_flight / par.vpp;
-  const Wide more_alive_elsewhere =
-      uneven && alive.peak > counted ? per_microbatch * alive.peak / group.layers - total : 0;
+  Wide total = uneven ? divide(per_microbatch * counted, group.layers)
+                      : divide(per_microbatch * in_flight, par.vpp);
+  const Wide more_alive_elsewhere = uneven && alive.peak > counted
+                                        ? divide(per_microbatch * alive.peak, group.layers) - total
+                                        : 0;
   const Wide logits_alive = (par.schedule == Schedule::kGPipe && par.pp > 1) ? microbatches : 1;
   const Wide heads = logits_alive * (1 + m.mtp_layers);
   Wide loss = group.has_head ? terms.logits * heads - (heads - 1) * terms.loss_transient : 0;
@@ -341,7 +342,7 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
     const Wide sent = group.has_head ? Wide{in_flight} * (par.vpp - 1) / par.vpp : Wide{in_flight};
     total += sent * terms.layer_input;
   }
-  if (group.has_embedding) total += terms.embedding * in_flight / par.vpp;
+  if (group.has_embedding) total += divide(terms.embedding * in_flight, par.vpp);
   if (group.has_head) {
     const Wide heads = logits_alive * (1 + m.mtp_layers);  // estimate_activations.cc head_loss
     total += terms.head * logits_alive + terms.logits * heads - (heads - 1) * terms.loss_transient;
@@ -357,7 +358,11 @@ Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTe
 
 FastPeak FastMemoryModel::finish(Wide allocated, const Parallelism& par, Wide reserved_only) const {
   FastPeak out;
-  if (allocated > kMaxBytes) {
+  // Past kMaxBytes before the pool, the device total is past it too: overflow either way. Below
+  // it the pool is computed in 64 bits, the same value as in 128 (the planner calls this for
+  // every layout, and 128-bit float conversions are library calls).
+  const Wide counted = allocated + reserved_only;
+  if (allocated > kMaxBytes || counted > kMaxBytes) {
     out.overflow = true;
     return out;
   }
@@ -365,8 +370,13 @@ FastPeak FastMemoryModel::finish(Wide allocated, const Parallelism& par, Wide re
   const int64_t alloc = static_cast<int64_t>(allocated);
   // estimate_beyond_tensors.cc: the pool is a fraction of every row before it, the reserved-only
   // recompute row included.
-  const Wide pool =
-      static_cast<Wide>(static_cast<double>(allocated + reserved_only) * o.allocator_fraction);
+  const double pool_bytes =
+      static_cast<double>(static_cast<int64_t>(counted)) * o.allocator_fraction;
+  if (!(pool_bytes < static_cast<double>(kMaxBytes))) {
+    out.overflow = true;
+    return out;
+  }
+  const Wide pool = static_cast<int64_t>(pool_bytes);
   const Wide device = allocated + reserved_only + pool + o.cuda_context_bytes +
                       Wide{nccl_group_count(par)} * o.nccl_bytes_per_group;
   if (device > kMaxBytes) {

@@ -26,7 +26,7 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
   auto share_of = [&](const LayerParams& p) {
     return Share{ceil_div(Wide{p.attention} + p.mlp, par.tp) + Wide{p.attention_replicated} +
                      p.norms + p.router,
-                 Wide{p.routed_experts} / (par.ep * par.etp), Wide{p.norms} + p.router};
+                 divide(p.routed_experts, Wide{par.ep} * par.etp), Wide{p.norms} + p.router};
   };
   Params g;
   for (int c = 0; c < classes_; ++c) {
@@ -208,7 +208,7 @@ Wide FastMemoryModel::rank_peak(const RankStates& r, Wide other, int64_t microba
   Wide absent = grads_absent ? r.gradients : 0;
   if (!grads_absent && base_.conventions.lazy_gradients && par.schedule == Schedule::kGPipe &&
       par.pp > 1 && microbatches > 1)  // estimate.cc settle_peak_phase: one microbatch freed
-    absent = std::min(r.gradients, (other - persistent) / (Wide{microbatches} * par.vpp));
+    absent = std::min(r.gradients, divide(other - persistent, Wide{microbatches} * par.vpp));
   const Wide forward_backward = states + other - unit_hidden + r.workspaces - absent;
   const Wide optimizer_step = states - unsharded + r.workspaces + persistent;
   // estimate.cc settle_peak_phase: the kept outputs merged when the step returns
