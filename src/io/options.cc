@@ -234,6 +234,10 @@ constexpr OptionSpec kOptions[] = {
      "the last pipeline stage keeps every microbatch's output (the logits) until the next step "
      "(torch.distributed.pipelining PipelineStage.output_chunks)",
      ""},
+    {"tp_embedding_grad_whole", K::kBool, "framework", "false (true: torchtitan)",
+     "with tp > 1 and unsharded gradients, the input embedding's gradient is whole (V·h) on every "
+     "TP rank until the optimizer step (DTensor has no vocabulary-sharded embedding backward)",
+     ""},
     {"mha_keeps_packed_qkv", K::kBool, "framework", "false",
      "with MHA, the packed Q|K|V buffer stays alive beside the K|V copy flash attention saves", ""},
     {"sp_saves_gathered_inputs", K::kBool, "framework", "false (true: torchtitan)",

@@ -316,6 +316,7 @@ std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
     return e;
   if (auto e = r.boolean("pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs)) return e;
   if (auto e = r.boolean("pipeline_keeps_last_outputs", c.pipeline_keeps_last_outputs)) return e;
+  if (auto e = r.boolean("tp_embedding_grad_whole", c.tp_embedding_grad_whole)) return e;
   if (auto e = r.boolean("mha_keeps_packed_qkv", c.mha_keeps_packed_qkv)) return e;
   if (auto e = r.boolean("sp_saves_gathered_inputs", c.sp_saves_gathered_inputs)) return e;
   if (auto e = r.boolean("tp_allgather_buffer", c.tp_allgather_buffer)) return e;

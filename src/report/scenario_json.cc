@@ -149,6 +149,7 @@ json conventions_json(const Scenario& s) {
           {"fsdp_root_unit", c.fsdp_root_unit},
           {"pipeline_keeps_stage_outputs", c.pipeline_keeps_stage_outputs},
           {"pipeline_keeps_last_outputs", c.pipeline_keeps_last_outputs},
+          {"tp_embedding_grad_whole", c.tp_embedding_grad_whole},
           {"mha_keeps_packed_qkv", c.mha_keeps_packed_qkv},
           {"tp_allgather_buffer", c.tp_allgather_buffer},
           {"pipeline_fsdp_unsharded", c.pipeline_fsdp_unsharded},

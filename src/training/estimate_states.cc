@@ -378,8 +378,16 @@ void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
   const DType grad_type = fp32_grads ? DType::kFp32 : tr.grad_dtype;
   std::string grad_what =
       fp32_grads ? "fp32 accumulation buffer" : std::string(dtype_name(grad_type));
-  Term grads = bytes_per_param(bits_of(grad_type), shard_of(g, sh, sh.grads, c.explain),
-                               grad_what.c_str(), c.explain);
+  Shard grad_shard = shard_of(g, sh, sh.grads, c.explain);
+  if (!sh.grads && g.whole_embedding_grad > 0) {  // Conventions::tp_embedding_grad_whole
+    grad_shard.dense += g.whole_embedding_grad;
+    if (c.explain)
+      grad_shard.text = fmt::format(
+          "({} + {} of the input embedding's gradient, whole V·h on each "
+          "TP rank: DTensor)",
+          grad_shard.text, group_digits(g.whole_embedding_grad));
+  }
+  Term grads = bytes_per_param(bits_of(grad_type), grad_shard, grad_what.c_str(), c.explain);
   if (opt_off && kind == OffloadKind::kFsdp) {
     // FSDP CPU offload: the sharded gradients are copied to the CPU after the reduce-scatter.
     out.add("gradients (offloaded)", std::move(grads), CountsToward::kHost, kSourceFsdpOffload);

@@ -434,3 +434,42 @@ TEST(Estimate, AutocastCopiesOnlyTheLinearWeights) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+// torchtitan's TP (DTensor): the input embedding's gradient is whole on every TP rank unless FSDP
+// shards the gradients or a tied head on the rank takes it in
+// (Conventions::tp_embedding_grad_whole).
+TEST(Estimate, TorchNativeTpKeepsTheEmbeddingGradientWhole) {
+  Scenario s = preset_scenario("Llama-3.1-8B");
+  s.training.grad_dtype = DType::kBf16;
+  s.training.fp32_grad_accumulation = false;
+  s.parallel.tp = 4;
+  s.parallel.fsdp = FsdpMode::kNone;
+  const int64_t plain = row(run(s).stages.front(), "gradients");
+  s.conventions.tp_embedding_grad_whole = true;
+  const int64_t whole = row(run(s).stages.front(), "gradients");
+  const int64_t vocab = s.model.vocab, h = s.model.hidden;
+  EXPECT_EQ(whole - plain, (vocab - vocab / 4) * h * 2);  // bf16: V·h less the V/4·h shard
+  // FSDP reduce-scatters it to its shard.
+  s.parallel.fsdp = FsdpMode::kFullShard;
+  s.parallel.tp = 2;
+  s.parallel.dp = 2;
+  Scenario no_convention = s;
+  no_convention.conventions.tp_embedding_grad_whole = false;
+  EXPECT_EQ(row(run(s).stages.front(), "gradients"),
+            row(run(no_convention).stages.front(), "gradients"));
+  // A tied head on the same rank: its sharded gradient takes the embedding's in.
+  Scenario tied = preset_scenario("Llama-3.2-1B");
+  ASSERT_TRUE(tied.model.tied_embeddings);
+  tied.parallel.tp = 2;
+  tied.parallel.fsdp = FsdpMode::kNone;
+  Scenario tied_whole = tied;
+  tied_whole.conventions.tp_embedding_grad_whole = true;
+  EXPECT_EQ(row(run(tied_whole).stages.front(), "gradients"),
+            row(run(tied).stages.front(), "gradients"));
+}
+
+}  // namespace
+}  // namespace vramplan

@@ -61,6 +61,7 @@ void torchtitan(Scenario& s) {
   s.conventions.pipeline_keeps_stage_outputs = true;
   s.conventions.pipeline_keeps_last_outputs = true;
   s.conventions.pipeline_fsdp_unsharded = true;
+  s.conventions.tp_embedding_grad_whole = true;
   s.training.param_dtype = DType::kFp32;
   s.training.grad_dtype = DType::kFp32;
   s.training.fp32_grad_accumulation = false;

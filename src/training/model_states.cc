@@ -49,6 +49,8 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
     // (transformers builds them beside the embedding; no tensor-parallel plan splits them).
     g.dense += counts.vision;
   }
+  g.whole_embedding_grad = whole_embedding_grad_extra(s.conventions, m, par, padded_vocab(s),
+                                                      rank.has_embedding, rank.has_head);
   const Wide before_head = g.dense + g.expert;
   if (rank.has_head) {
     const Wide head = head_vocab_matrices(m, rank.has_embedding) * vocab_shard + counts.final_norm;

@@ -25,6 +25,9 @@ struct GpuParams {
   Wide lookup_only = 0;    // of dense: an embedding table no linear uses (not the tied head)
   Wide mtp = 0;            // of dense+expert: multi-token-prediction modules (last rank)
   Wide last_chunk = 0;     // of dense+expert: the rank's last model chunk (all of it at vpp 1)
+  // Gradient elements beyond the rank's shares above: the input embedding's whole V·h gradient
+  // less its V/t·h shard (Conventions::tp_embedding_grad_whole; not where gradients are sharded).
+  Wide whole_embedding_grad = 0;
 };
 GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLayout& rank);
 
@@ -33,6 +36,16 @@ GpuParams gpu_params(const Scenario& s, const ParamCounts& counts, const RankLay
 // stage that is not also the first, in sync over the embedding group), plus, for multi-token
 // prediction in an untied model, the embedding of the shifted tokens (Megatron GPTModel builds
 // it when mtp_process).
+// Conventions::tp_embedding_grad_whole: elements the embedding's gradient holds beyond the rank's
+// V/t·h shard, where the rank holds an embedding table no linear on it uses.
+inline Wide whole_embedding_grad_extra(const Conventions& c, const ModelConfig& m,
+                                       const Parallelism& par, Wide padded_vocab,
+                                       bool has_embedding, bool has_head) {
+  if (!c.tp_embedding_grad_whole || par.tp <= 1 || !has_embedding) return 0;
+  if (m.tied_embeddings && has_head) return 0;  // the tied head's sharded gradient takes it in
+  return (padded_vocab - ceil_div(padded_vocab, par.tp)) * m.hidden;
+}
+
 inline Wide head_vocab_matrices(const ModelConfig& m, bool stage_has_embedding) {
   const bool head = !m.tied_embeddings || !stage_has_embedding;
   const bool mtp_embedding = m.mtp_layers > 0 && !m.tied_embeddings && !stage_has_embedding;

@@ -8,10 +8,11 @@
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# A search that runs for many seconds on one thread (DeepSeek-V3 over 4,096 GPUs: ~54 million
-# layouts, with the space view, which turns off the search's shortcuts for slow layouts: about
-# 10 s here), so that it is still running while the checks below look at it.
-SLOW_PLAN='{"model": "DeepSeek-V3", "gpus": 4096, "global_batch": 4096, "seq_len": 4096, "threads": 1, "space": 1500}'
+# A search that runs for many seconds on one thread (DeepSeek-V3 with 120 layers over 4,096 GPUs,
+# with the space view, which turns off the search's shortcuts for slow layouts: about 15 s here
+# on an idle machine; 61 layers took under 6 s, which a loaded machine's health checks outlasted),
+# so that it is still running while the checks below look at it.
+SLOW_PLAN='{"model": "DeepSeek-V3", "num_layers": 120, "gpus": 4096, "global_batch": 4096, "seq_len": 4096, "threads": 1, "space": 1500}'
 printf '%s' "$SLOW_PLAN" >"$TEST_TMP/slow.json"
 
 # health_json EXPR: GET /api/health (at most 2 s) and evaluate EXPR over it as `d`; prints the

@@ -270,6 +270,14 @@ struct Conventions {
   // set_requires_gradient_sync(False) and set_reshard_after_backward(False) until the last
   // backward; FSDP2 to_accumulated_grad_if_needed). Only with pp > 1 and sharded parameters.
   bool pipeline_fsdp_unsharded = false;
+  // Torch-native tensor parallelism (DTensor, torchtitan's plans): the vocabulary-parallel input
+  // embedding's weight gradient is made whole, V·h, on every TP rank and stays so as the
+  // parameter's .grad until the optimizer step. DTensor's strategies for
+  // aten.embedding_dense_backward (torch/distributed/tensor/_ops/_embedding_ops.py) shard the
+  // weight gradient on the hidden dimension or leave it Partial, never on the vocabulary.
+  // Megatron's VocabParallelEmbedding computes each rank's shard. Not where FSDP reduce-scatters
+  // the gradient to its shard, nor where a tied LM head on the same rank takes it in.
+  bool tp_embedding_grad_whole = false;
   // Megatron's local (non-Transformer Engine) attention computes the s×s scores into its global
   // memory buffer ("mpu", megatron/core/utils.py GlobalMemoryBuffer), which grows to one layer's
   // b·(a/t)·s² scores and is never freed. Only without flash attention.

@@ -59,6 +59,8 @@ const std::vector<Field>& fields() {
        [](const Scenario& s) { return text(s.conventions.fsdp_mixed_precision); }},
       {"pipeline_keeps_stage_outputs",
        [](const Scenario& s) { return text(s.conventions.pipeline_keeps_stage_outputs); }},
+      {"tp_embedding_grad_whole",
+       [](const Scenario& s) { return text(s.conventions.tp_embedding_grad_whole); }},
       {"mha_keeps_packed_qkv",
        [](const Scenario& s) { return text(s.conventions.mha_keeps_packed_qkv); }},
       {"tp_allgather_buffer",

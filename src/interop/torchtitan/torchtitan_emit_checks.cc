@@ -64,6 +64,7 @@ std::vector<std::string> changed_conventions(const Scenario& s) {
   check("fsdp_mixed_precision", a.fsdp_mixed_precision, b.fsdp_mixed_precision);
   check("pipeline_keeps_stage_outputs", a.pipeline_keeps_stage_outputs,
         b.pipeline_keeps_stage_outputs);
+  check("tp_embedding_grad_whole", a.tp_embedding_grad_whole, b.tp_embedding_grad_whole);
   check("mha_keeps_packed_qkv", a.mha_keeps_packed_qkv, b.mha_keeps_packed_qkv);
   check("tp_allgather_buffer", a.tp_allgather_buffer, b.tp_allgather_buffer);
   check("pipeline_fsdp_unsharded", a.pipeline_fsdp_unsharded, b.pipeline_fsdp_unsharded);

@@ -190,7 +190,8 @@ class FastMemoryModel {
   struct Params {  // GpuParams of one rank
     Wide dense = 0, expert = 0, non_matrix = 0, vectors = 0, largest_unit = 0;
     Wide largest_layer = 0, root = 0;
-    Wide last_chunk = 0;  // of dense + expert, in the rank's last model chunk
+    Wide last_chunk = 0;            // of dense + expert, in the rank's last model chunk
+    Wide whole_embedding_grad = 0;  // GpuParams::whole_embedding_grad
   };
 
   FastMemoryModel() = default;

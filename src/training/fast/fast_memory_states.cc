@@ -50,6 +50,8 @@ FastMemoryModel::Params FastMemoryModel::rank_params(const RankGroup& group,
     g.root += embedding;
     g.dense += counts_.vision;  // the vision tower, as gpu_params places it
   }
+  g.whole_embedding_grad = whole_embedding_grad_extra(
+      base_.conventions, m, par, padded_vocab_of(par.tp), group.has_embedding, group.has_head);
   const Wide before_head = g.dense + g.expert;
   if (group.has_head) {
     const Wide head =
@@ -105,7 +107,8 @@ Wide FastMemoryModel::shard_of(const Params& g, const Sharding& sh, bool sharded
 Wide FastMemoryModel::gradients_of(const Params& g, const Sharding& sh) const {
   const Training& tr = base_.training;
   const DType grad_type = gradient_dtype(tr);
-  return ceil_div(shard_of(g, sh, sh.grads) * bits_of(grad_type), 8);
+  const Wide whole = sh.grads ? 0 : g.whole_embedding_grad;  // tp_embedding_grad_whole
+  return ceil_div((shard_of(g, sh, sh.grads) + whole) * bits_of(grad_type), 8);
 }
 
 RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,

@@ -70,6 +70,7 @@ Scenario random_base(const ModelConfig& model, std::mt19937_64& rng) {
   s.conventions.mha_keeps_packed_qkv = coin(rng, 0.3);
   s.conventions.sp_saves_gathered_inputs = coin(rng, 0.3);
   s.conventions.pipeline_fsdp_unsharded = coin(rng, 0.5);
+  s.conventions.tp_embedding_grad_whole = coin(rng, 0.5);
   s.conventions.zero3_live_params = coin(rng, 0.2) ? pick(rng, {1'000'000'000, 20'000'000}) : 0;
   s.overheads.allocator_fraction = pick(rng, {0.1, 0.0, 0.25, 0.3333});
   s.overheads.gemm_workspace_bytes = pick(rng, {int64_t{64} << 20, int64_t{96} << 20, int64_t{0}});
@@ -166,7 +167,8 @@ std::string describe(const Scenario& s) {
          std::to_string(s.conventions.gated_mlp_tensors) + " L" +
          std::to_string(s.conventions.loss_bytes_per_logit) +
          (s.conventions.sp_saves_gathered_inputs ? " gathered" : "") +
-         (s.conventions.pipeline_fsdp_unsharded ? " pp-unsharded" : "") + " alloc" +
+         (s.conventions.pipeline_fsdp_unsharded ? " pp-unsharded" : "") +
+         (s.conventions.tp_embedding_grad_whole ? " whole-embedding-grad" : "") + " alloc" +
          std::to_string(s.overheads.allocator_fraction);
 }
 
@@ -226,6 +228,8 @@ void count_features(const Scenario& s, std::map<std::string, int>& features) {
       {"pp stage kept unsharded, backward chunk by chunk",
        keeps_stage_unsharded(s.conventions, p, sharding_of(p).params) &&
            backward_chunk_by_chunk(p, microbatches_of(s))},
+      {"tp, whole embedding gradient",
+       s.conventions.tp_embedding_grad_whole && p.tp > 1 && !sharding_of(p).grads},
       {"fp8", s.training.fp8 != Fp8Recipe::kNone && !s.training.fp8_params},
       {"fp8 weights", s.training.fp8_params},
       {"grouped GEMM", s.training.moe_grouped_gemm && s.model.is_moe()},

@@ -135,6 +135,7 @@ export const LABELS: Record<string, string> = {
   fsdp_mixed_precision: 'FSDP mixed precision',
   fsdp_root_unit: 'FSDP root holds embedding + head',
   pipeline_keeps_stage_outputs: 'Pipeline keeps sent outputs',
+  tp_embedding_grad_whole: 'TP embedding gradient whole (DTensor)',
   mha_keeps_packed_qkv: 'MHA keeps packed Q|K|V buffer',
   sp_saves_gathered_inputs: 'SP linears save gathered inputs',
   tp_allgather_buffer: 'Persistent TP all-gather buffer',
