@@ -7,7 +7,6 @@
 
 #include "base/csv.h"
 #include "base/embedded_data.h"
-#include "training/scenario_checks.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/perf/hardware.h"
 
