@@ -88,9 +88,7 @@ def _timer(torch, device):
         times = []
         if device == "cuda":
             for _ in range(reps):
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
-                    enable_timing=True
-                )
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
                 fn()
                 end.record()
@@ -125,9 +123,7 @@ def gemm_shapes(smoke=False):
                 out.extend((name, op, tp, m, k, n) for op, k, n in ops)
     for name, h, f in EXPERT_MODELS:
         for m in EXPERT_TOKENS:
-            out.extend(
-                [(name, "expert_gate_up", 1, m, h, 2 * f), (name, "expert_down", 1, m, f, h)]
-            )
+            out.extend([(name, "expert_gate_up", 1, m, h, 2 * f), (name, "expert_down", 1, m, f, h)])
     return out
 
 
@@ -151,12 +147,8 @@ def measure_gemms(torch, device, emit, deadline, smoke=False):
             if fp8 and k % 16 == 0 and n % 16 == 0:
                 x8, w8 = x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
                 one = torch.ones((), device=device)
-                row["fp8_forward_s"] = timer(
-                    lambda: torch._scaled_mm(x8, w8.t(), one, one, out_dtype=torch.bfloat16)
-                )
-            row["tflops"] = {
-                key[:-2]: flops / v / 1e12 for key, v in row.items() if key.endswith("_s")
-            }
+                row["fp8_forward_s"] = timer(lambda: torch._scaled_mm(x8, w8.t(), one, one, out_dtype=torch.bfloat16))
+            row["tflops"] = {key[:-2]: flops / v / 1e12 for key, v in row.items() if key.endswith("_s")}
             del x, w, g
         except Exception as e:  # one shape's failure (memory, kernel) must not end the sweep
             row["error"] = f"{type(e).__name__}: {e}"[:300]
@@ -178,24 +170,14 @@ def measure_attention(torch, device, emit, deadline, smoke=False):
             for name, backend in backends:
                 if time.time() > deadline:
                     return
-                row = dict(
-                    kind="attention", heads=a, kv_heads=kv, head_dim=d, seq=s, batch=1, backend=name
-                )
+                row = dict(kind="attention", heads=a, kv_heads=kv, head_dim=d, seq=s, batch=1, backend=name)
                 try:
-                    q = torch.randn(
-                        1, a, s, d, device=device, dtype=torch.bfloat16, requires_grad=True
-                    )
-                    k = torch.randn(
-                        1, kv, s, d, device=device, dtype=torch.bfloat16, requires_grad=True
-                    )
-                    v = torch.randn(
-                        1, kv, s, d, device=device, dtype=torch.bfloat16, requires_grad=True
-                    )
+                    q = torch.randn(1, a, s, d, device=device, dtype=torch.bfloat16, requires_grad=True)
+                    k = torch.randn(1, kv, s, d, device=device, dtype=torch.bfloat16, requires_grad=True)
+                    v = torch.randn(1, kv, s, d, device=device, dtype=torch.bfloat16, requires_grad=True)
                     ctx = sdpa_kernel(backend) if backend is not None else _null()
                     with ctx:
-                        fwd = lambda: F.scaled_dot_product_attention(
-                            q, k, v, is_causal=True, enable_gqa=kv != a
-                        )
+                        fwd = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=kv != a)
                         out = fwd()
                         grad = torch.randn_like(out)
                         row["forward_s"] = timer(fwd)
@@ -267,9 +249,7 @@ def trace_summary(path):
         "kernels": len(kernels),
         "kernel_seconds_by_kind": by_kind,
         "gpu_busy_seconds": _busy_seconds(intervals),
-        "top_kernels": [
-            dict(name=n[:120], kind=kernel_kind(n), count=c, seconds=t) for n, (c, t) in top
-        ],
+        "top_kernels": [dict(name=n[:120], kind=kernel_kind(n), count=c, seconds=t) for n, (c, t) in top],
     }
 
 
@@ -366,12 +346,38 @@ def measure_step(torch, device, spec, smoke=False):
     return row
 
 
+def measure_launch_cost(torch, device, emit, smoke=False):
+    """The CPU's cost per kernel in eager PyTorch: back-to-back tiny element-wise ops (dispatch
+    and launch only), and a Hugging Face training step too short to keep the GPU busy (a 1B
+    model at 256 tokens), whose wall time divided by its kernels is what each launch costs a
+    real step (Python, autograd and dispatch included)."""
+    x = torch.ones(16, device=device)
+
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    for n in (100, 2000):
+        for _ in range(n // 10):
+            x.add_(1.0)
+        sync()
+        t = time.perf_counter()
+        for _ in range(n):
+            x.add_(1.0)
+        sync()
+        emit(dict(kind="launch", what="tensor.add_ on 16 values", ops=n, seconds_per_op=(time.perf_counter() - t) / n))
+    for seq in (256, 1024):
+        row = measure_step(torch, device, ("Llama-3.2-1B", None, seq, 1, "bf16", "none"), smoke)
+        row["kind"] = "launch"
+        row["what"] = "a training step too short to keep the GPU busy"
+        row["seconds_per_kernel"] = row["step_s"] / max(row["trace"]["kernels"], 1)
+        emit(row)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--output", required=True)
-    ap.add_argument(
-        "--seconds", type=float, default=300, help="start nothing after this many seconds"
-    )
+    ap.add_argument("--seconds", type=float, default=300, help="start nothing after this many seconds")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes: exercise the code paths")
     ap.add_argument("--parts", default="steps,gemm,attention", help="which parts, in this order")
@@ -388,9 +394,7 @@ def main(argv=None):
             out.write(json.dumps(row) + "\n")
             out.flush()
             brief = {k: v for k, v in row.items() if k not in ("trace", "kind")}
-            print(
-                f"[{time.time() - t0:6.1f} s] {row['kind']} {json.dumps(brief)[:220]}", flush=True
-            )
+            print(f"[{time.time() - t0:6.1f} s] {row['kind']} {json.dumps(brief)[:220]}", flush=True)
 
         env = environment(args.device)
         if args.device == "cuda":
@@ -401,6 +405,8 @@ def main(argv=None):
                 measure_gemms(torch, args.device, emit, deadline, args.smoke)
             elif part == "attention":
                 measure_attention(torch, args.device, emit, deadline, args.smoke)
+            elif part == "launch":
+                measure_launch_cost(torch, args.device, emit, args.smoke)
             elif part == "steps":
                 for spec in STEPS[:2] if args.smoke else STEPS:
                     if time.time() > deadline:
