@@ -77,12 +77,13 @@ bool gpipe_frees_before_gradients(const Scenario& s, int64_t microbatches) {
          s.parallel.pp > 1 && microbatches > 1;
 }
 
-// Removes what is gone once the backward is over: activations, a stage kept unsharded, FSDP's
-// gathered units and unit gradients.
+// Removes what is gone once the backward is over: activations, a stage kept unsharded, QLoRA's
+// dequantized weight, FSDP's gathered units and unit gradients.
 void erase_outside_step(const Context& c, StageEstimate& stage) {
   const bool fsdp = c.s.parallel.fsdp != FsdpMode::kNone;
   std::erase_if(stage.rows, [fsdp](const Row& r) {
     return is_activation_row(r) || r.component == kUnshardedStageRow ||
+           r.component == kDequantizedWeightRow ||
            (fsdp &&
             (r.component == kGatheredRow || r.component == kPrefetchedRow ||
              r.component == kRetainedGatherRow || r.component == kRetainedGatherReservedRow ||
@@ -162,8 +163,10 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, RowsAt row
                                      row_bytes(stage, kRetainedGatherRow) +
                                      row_bytes(stage, kUnitGradientsRow)
                                : 0;
-  t.optimizer_step = all_tensors - activations - row_bytes(stage, kUnshardedStageRow) - gathered +
-                     temporaries + grad_copy;
+  // QLoRA dequantizes one linear at a time in its forward and backward; none at the step.
+  const int64_t dequantized = row_bytes(stage, kDequantizedWeightRow);
+  t.optimizer_step = all_tensors - activations - row_bytes(stage, kUnshardedStageRow) - gathered -
+                     dequantized + temporaries + grad_copy;
   t.first_step = t.forward_backward - row_bytes(stage, "optimizer states");
   stage.peak_phase = "forward/backward";
   // torch.distributed.pipelining's last stage returns its outputs merged once the last backward

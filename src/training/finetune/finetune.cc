@@ -303,7 +303,7 @@ void frozen_base_rows(const Scenario& s, const GpuParams& base, const Sharding& 
     dequant.formula = fmt::format("largest linear {} × {} B, one at a time", group_digits(largest),
                                   bytes_of(1, tr.param_dtype));
   rows.push_back(
-      {"dequantized weight buffer", std::move(dequant), CountsToward::kAllocated, kSourceDequant});
+      {kDequantizedWeightRow, std::move(dequant), CountsToward::kAllocated, kSourceDequant});
 }
 
 Wide rank_adapter_params(const Scenario& s, const RankLayout& rank) {

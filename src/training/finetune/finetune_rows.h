@@ -14,6 +14,10 @@
 
 namespace vramplan {
 
+// QLoRA's dequantized copy of the linear being computed: a forward/backward transient, freed
+// by the optimizer step (estimate.cc leaves it out of that phase).
+inline constexpr const char* kDequantizedWeightRow = "dequantized weight buffer";
+
 struct FinetuneRow {
   std::string component;
   Term term;
