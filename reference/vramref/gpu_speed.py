@@ -290,6 +290,13 @@ def measure_step(torch, device, spec, smoke=False):
         marks.append(time.perf_counter())
         return [b - a for a, b in zip(marks, marks[1:])]
 
+    def loop_step():  # no synchronisation inside, as a training loop runs a step
+        with amp:
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
     for _ in range(2):  # warm-up: optimizer states, cuBLAS heuristics, allocator pool
         step()
     runs = [step() for _ in range(3 if smoke else 5)]
@@ -299,11 +306,7 @@ def measure_step(torch, device, spec, smoke=False):
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with profile(activities=activities) as prof:
         t = time.perf_counter()
-        with amp:
-            loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        loop_step()
         sync()
         traced = time.perf_counter() - t
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
@@ -313,11 +316,7 @@ def measure_step(torch, device, spec, smoke=False):
     sync()
     t = time.perf_counter()
     for _ in range(3):
-        with amp:
-            loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        loop_step()
     sync()
     free_running = (time.perf_counter() - t) / 3
     phases = [statistics.median(r[i] for r in runs) for i in range(3)]
@@ -342,7 +341,7 @@ def measure_step(torch, device, spec, smoke=False):
         peak_allocated_bytes=torch.cuda.max_memory_allocated() if device == "cuda" else None,
         trace=trace,
     )
-    del model, opt, params, ids, loss
+    del model, opt, params, ids
     return row
 
 
@@ -365,7 +364,14 @@ def measure_launch_cost(torch, device, emit, smoke=False):
         for _ in range(n):
             x.add_(1.0)
         sync()
-        emit(dict(kind="launch", what="tensor.add_ on 16 values", ops=n, seconds_per_op=(time.perf_counter() - t) / n))
+        emit(
+            dict(
+                kind="launch",
+                what="tensor.add_ on 16 values",
+                ops=n,
+                seconds_per_op=(time.perf_counter() - t) / n,
+            )
+        )
     for seq in (256, 1024):
         row = measure_step(torch, device, ("Llama-3.2-1B", None, seq, 1, "bf16", "none"), smoke)
         row["kind"] = "launch"

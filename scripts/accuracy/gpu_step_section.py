@@ -5,7 +5,7 @@ import csv
 from pathlib import Path
 
 from .markdown import cell, pct, signed_pct, table
-from .published_section import compared_rows
+from .published_section import compared_rows, summary_cells
 
 MEASURED = Path(__file__).resolve().parents[2] / "data" / "measurements" / "gpu_step_time.csv"
 
@@ -46,17 +46,7 @@ def gpu_step_section(measured, split=None):
     if not measured or not measured.get("rows"):
         return []
     split = kernel_split() if split is None else split
-    summaries = [
-        [
-            cell(s["group"]),
-            str(s["rows"]),
-            pct(s["median_abs_tok_pct"]) if s["rows"] else "—",
-            pct(s["p90_abs_tok_pct"]) if s["rows"] else "—",
-            signed_pct(s["bias_tok_pct"]) if s["rows"] else "—",
-            f"{s['spearman_tok']:.3f}" if s["rows"] > 1 else "—",
-        ]
-        for s in measured.get("summaries", [])
-    ]
+    summaries = [summary_cells(s, skipped=False) for s in measured.get("summaries", [])]
     rows = sorted(compared_rows(measured), key=lambda r: r["id"])
     return [
         [

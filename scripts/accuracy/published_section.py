@@ -81,21 +81,24 @@ def calibration_text(calibration):
     )
 
 
-def published_section(published, calibration=None):
-    if not published or not published.get("rows"):
-        return []
-    summaries = [
-        [
-            cell(s["group"]),
-            str(s["rows"]),
-            str(s["skipped"]),
+def summary_cells(s, skipped=True):
+    """A summary's table cells: group, rows, (skipped,) median, p90, bias, ρ; "—" without rows."""
+    return (
+        [cell(s["group"]), str(s["rows"])]
+        + ([str(s["skipped"])] if skipped else [])
+        + [
             pct(s["median_abs_tok_pct"]) if s["rows"] else "—",
             pct(s["p90_abs_tok_pct"]) if s["rows"] else "—",
             signed_pct(s["bias_tok_pct"]) if s["rows"] else "—",
             f"{s['spearman_tok']:.3f}" if s["rows"] > 1 else "—",
         ]
-        for s in published.get("summaries", [])
-    ]
+    )
+
+
+def published_section(published, calibration=None):
+    if not published or not published.get("rows"):
+        return []
+    summaries = [summary_cells(s) for s in published.get("summaries", [])]
     rows = compared_rows(published)
     worst = sorted(rows, key=lambda r: (-abs(r["tok_error_pct"]), r["id"]))[:LARGEST_ERRORS]
     reasons = skip_reasons(published)

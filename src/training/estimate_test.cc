@@ -432,12 +432,6 @@ TEST(Estimate, AutocastCopiesOnlyTheLinearWeights) {
   EXPECT_EQ(with_experts - row(run(moe).stages[0], "autocast weight copies"), 2 * experts);
 }
 
-}  // namespace
-}  // namespace vramplan
-
-namespace vramplan {
-namespace {
-
 // torchtitan's TP (DTensor): the input embedding's gradient is whole on every TP rank unless FSDP
 // shards the gradients or a tied head on the rank takes it in
 // (Conventions::tp_embedding_grad_whole).
@@ -470,12 +464,6 @@ TEST(Estimate, TorchNativeTpKeepsTheEmbeddingGradientWhole) {
   EXPECT_EQ(row(run(tied_whole).stages.front(), "gradients"),
             row(run(tied).stages.front(), "gradients"));
 }
-
-}  // namespace
-}  // namespace vramplan
-
-namespace vramplan {
-namespace {
 
 // QLoRA dequantizes one linear at a time in its forward and backward: the buffer is gone at the
 // optimizer step (the reference's QLoRA rows: +5…+15% at the step before this).
