@@ -22,7 +22,7 @@ from .scenario import PRECISIONS, Scenario
 from .settings import to_settings
 
 OUTPUT = REPO_ROOT / "data" / "measurements" / "pytorch_reference.json"
-PACKAGES = ("torch", "transformers", "peft", "torchao", "accelerate")
+PACKAGES = ("torch", "transformers", "peft", "torchao", "accelerate", "torchtune")
 NOTES = [
     "Peak allocated bytes of rank `rank` (world `world`), counted at the ATen dispatcher: every "
     "live tensor storage once. This is what torch.cuda.max_memory_allocated counts, less the "
@@ -30,7 +30,9 @@ NOTES = [
     "Models are Hugging Face transformers classes built from the preset's config.json with "
     "`num_layers` decoder layers of the real widths; tensors are fake (FakeTensorMode), on the "
     "CPU device, with SDPA routed to the kernel an H100 runs (FlashAttention-2, or the "
-    "memory-efficient kernel when a mask is passed); see reference/README.md.",
+    "memory-efficient kernel when a mask is passed); see reference/README.md. Rows whose id has "
+    "/torchtune/ run torchtune's own model builders, CEWithChunkedOutputLoss and recipe loop "
+    "instead (vramref/torchtune_run.py).",
     "Two optimizer steps run; peak_step is the first step reaching the peak.",
     "at_peak splits the peak: parameters (incl. FSDP unsharded copies), gradients (.grad and "
     "FSDP reduce buffers), optimizer_states, activations (created in a forward and alive), "
@@ -97,7 +99,7 @@ def make_row(family, sc: Scenario, report, facts):
         "world": sc.world,
         "rank": sc.rank,
         "harness": {
-            "model_code": f"transformers {facts.get('model_class', '')}".strip(),
+            "model_code": f"{sc.model_code} {facts.get('model_class', '')}".strip(),
             "attention": f"{facts.get('attn_implementation')} -> {kernel}",
             "layout": _layout_text(sc),
             "precision": precision,
@@ -172,6 +174,7 @@ def merge(path, rows, not_run):
     kept = [r for r in data["not_run"] if r["id"] not in ids]
     data["not_run"] = sorted(kept + not_run, key=lambda r: r["id"])
     data["versions"] = versions()
+    data["notes"] = NOTES
     return data
 
 

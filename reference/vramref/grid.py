@@ -121,6 +121,37 @@ def pipeline(preset, family):
     return out
 
 
+def torchtune(preset):
+    """torchtune's own builders, chunked loss and recipe loop (torchtune_run.py): full training,
+    LoRA and QLoRA as its single-device recipes run them, with and without activation
+    checkpointing, micro-batches and gradient accumulation."""
+    base = Scenario(preset, num_layers=2, precision="bf16", optimizer="adamw-fused", model_code="torchtune")
+    out = [
+        base,
+        replace(base, recompute="full"),
+        replace(base, seq_len=2048, micro_batch=2),
+        replace(base, microbatches=2),
+        replace(base, method="lora", lora_rank=16, lora_targets="q,v"),
+        replace(base, method="lora", lora_rank=64, lora_targets="all-linear"),
+        replace(base, method="lora", lora_rank=8, lora_targets="attention", recompute="full"),
+    ]
+    if TORCHTUNE_QLORA.get(preset, False):
+        out.append(replace(base, method="qlora", lora_rank=64, lora_targets="all-linear"))
+        out.append(replace(base, method="qlora", lora_rank=16, lora_targets="q,v", recompute="full"))
+    return out
+
+
+# torchtune's presets with a model builder (torchtune_run.BUILDERS), and whether it has a
+# QLoRA builder
+TORCHTUNE_QLORA = {"Llama-3.2-1B": True, "Llama-3.1-8B": True, "Mistral-7B-v0.1": True, "Qwen2.5-7B": False}
+TORCHTUNE_FAMILY = {
+    "Llama-3.2-1B": "llama",
+    "Llama-3.1-8B": "llama",
+    "Mistral-7B-v0.1": "mistral",
+    "Qwen2.5-7B": "qwen2",
+}
+
+
 def all_scenarios():
     out = []
     for family, presets in PRESETS.items():
@@ -132,4 +163,6 @@ def all_scenarios():
                 out.extend((family, sc) for sc in tensor_parallel(preset, family))
             if family in PP_FAMILIES and i == 0:
                 out.extend((family, sc) for sc in pipeline(preset, family))
+    for preset, family in TORCHTUNE_FAMILY.items():
+        out.extend((family, sc) for sc in torchtune(preset))
     return out

@@ -77,7 +77,8 @@ def to_settings(sc: Scenario, family: str):
         s.update(param_dtype="fp32", grad_dtype="fp32", activation_dtype="bf16", optimizer_dtype="fp32")
         s.update(fsdp_mixed_precision=True, reduce_dtype="fp32")
     s.update(master_weights=False, fp32_grad_accum=False, lazy_gradients=True)
-    if sc.method in ("lora", "qlora"):
+    torchtune = sc.model_code == "torchtune"
+    if sc.method in ("lora", "qlora") and not torchtune:
         # PEFT keeps adapters in fp32 (autocast_adapter_dtype=True); so are their states
         s["optimizer_dtype"] = "fp32"
         s["grad_dtype"] = "fp32"
@@ -97,7 +98,9 @@ def to_settings(sc: Scenario, family: str):
     # --- the model code: Hugging Face transformers' modeling classes ran; vramplan derives what
     # they keep (fp32 RMSNorm upcasts, unfused gated MLP, F.cross_entropy on fp32 logits) from
     # this key, not from numbers the harness would pick for it
-    s["model_code"] = "transformers"
+    # torchtune rows ran torchtune's own modules and loss (torchtune_run.py): model_code
+    # torchtune, whose chunked loss vramplan reads from the same key
+    s["model_code"] = "torchtune" if torchtune else "transformers"
     # --- optimizer
     s["optimizer"] = OPTIMIZER_KEYS[sc.optimizer]
     if sc.optimizer in ("adamw-foreach", "adafactor"):
@@ -146,7 +149,16 @@ def to_settings(sc: Scenario, family: str):
             sc.lora_targets if sc.lora_targets == "all-linear" else ",".join(finetune.target_modules(sc.lora_targets))
         )
         s["adapter_dtype"] = "fp32"
-        if sc.method == "qlora":
+        if torchtune:
+            from .torchtune_run import lora_module_names
+
+            # torchtune's builders' module names, as a recipe's lora_attn_modules (and
+            # apply_lora_to_mlp) give them; the adapters are built in the recipe's bf16
+            s["lora_targets"] = ",".join(lora_module_names(sc.lora_targets))
+            s["adapter_dtype"] = "bf16"
+        if sc.method == "qlora" and torchtune:
+            notes.append("QLoRA as torchtune's qlora_* builders make it: LoRALinear(quantize_base=True), torchao NF4")
+        elif sc.method == "qlora":
             notes.append("QLoRA base: torchao NF4 (torchtune), adapters trained with torch AdamW, not paged 8-bit")
             if family == "gpt2":
                 notes.append("GPT-2's Conv1D projections are not nn.Linear: they stay bf16, not NF4")

@@ -64,6 +64,9 @@ def _run_in_world(sc):
     facts = {}
     meshes = _meshes(sc)  # device meshes read real rank tables: built outside fake mode
     fake = FakeTensorMode(allow_non_fake_inputs=True)
+    if sc.model_code == "torchtune":
+        with fake, tracker, emulate_cuda_sdpa() as sdpa_state:
+            return _run_torchtune(sc, tracker, facts, sdpa_state)
     with meshes_outside_fake_mode(), fake, tracker, emulate_cuda_sdpa() as sdpa_state, hf_unpacked_sequences():
         config = build_config(sc.preset, num_layers=sc.num_layers)
         with fake_mode_off():
@@ -224,4 +227,45 @@ def _run_pipeline(sc, model, config, dtype, tracker, facts, sdpa_state):
     facts["attn_implementation"] = model.config._attn_implementation
     facts["model_class"] = type(model).__name__
     sdpa_state["calls"].update(flash=0, efficient=0, fallback=0)
+    return tracker.report, facts
+
+
+def _run_torchtune(sc, tracker, facts, sdpa_state):
+    """torchtune's single-device recipes' step on its own model (torchtune_run.py):
+    logits = model(tokens); loss = loss_fn(logits, labels); del logits; loss.backward()."""
+    from . import torchtune_run
+
+    if sc.layout != "single" or sc.precision != "bf16":
+        raise NotRunnable("torchtune rows run its single-device recipes in bf16")
+    with fake_mode_off():
+        model = torchtune_run.build(sc)
+    torchtune_run.materialize_fake(model)
+    facts["model_class"] = type(model).__name__
+    facts["attn_implementation"] = "sdpa"
+    facts["recomputed_layers"] = torchtune_run.apply_recompute(model, sc.recompute)
+    optimizer = make_optimizer(sc.optimizer, [p for p in model.parameters() if p.requires_grad])
+    tracker.mark_parameters(model)
+    tracker.watch_optimizer(optimizer)
+    tracker.reset_peak()
+    ids = torch.randint(0, model.tok_embeddings.num_embeddings, (sc.micro_batch, sc.seq_len))
+    loss_fn, labels = torchtune_run.loss_and_labels(ids)
+    for step in (1, 2):
+        for _ in range(sc.microbatches):
+            tracker.set_phase("forward", step)
+            with saved_tensor_marking(tracker):
+                logits = model(ids)
+                loss = loss_fn(logits, labels) / sc.microbatches
+            del logits
+            tracker.set_phase("backward", step)
+            loss.backward()
+            del loss
+        tracker.set_phase("optimizer", step)
+        with tracker.answering_scalars():
+            optimizer.step()
+        tracker.check_now()
+        tracker.resolve_peak()
+        optimizer.zero_grad(set_to_none=True)
+    tracker.set_phase("done")
+    facts["sdpa_calls"] = dict(sdpa_state["calls"])
+    sdpa_state["calls"].update(flash=0, efficient=0, math=0, fallback=0)
     return tracker.report, facts

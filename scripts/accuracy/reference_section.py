@@ -28,7 +28,7 @@ METHOD_ORDER = ["full", "frozen", "lora", "qlora"]
 METHOD_NAMES = {
     "full": "full",
     "frozen": "frozen layers",
-    "lora": "LoRA (PEFT)",
+    "lora": "LoRA (PEFT, torchtune)",
     "qlora": "QLoRA (torchao NF4)",
 }
 
@@ -208,7 +208,8 @@ def reference_section(report, peers=None):
         "`vramplan validate --dataset pytorch-reference`: training memory measured with the "
         "frameworks' own code — Hugging Face transformers models with the real widths and 2–6 "
         "layers, PyTorch's FSDP2 / HSDP / `torch.distributed.pipelining`, PEFT LoRA, torchao NF4 "
-        "QLoRA — run for two steps on fake tensors while a tracker counts every live tensor "
+        "QLoRA, and torchtune's own builders, chunked loss and recipe loop (full, LoRA, QLoRA) "
+        "— run for two steps on fake tensors while a tracker counts every live tensor "
         "(reference/README.md, data/measurements/README.md). Each row's settings go through "
         "the same reader as the CLI; the measured rank's stage is compared on peak allocated "
         "(tensors only: vramplan's GEMM workspaces are not tensors and are left out), on each "
@@ -229,6 +230,7 @@ def reference_section(report, peers=None):
             [
                 ("family", "family", "family"),
                 ("method", "method", "method", METHOD_NAMES, METHOD_ORDER),
+                ("model code", "model_code", "model code (whose modules ran)"),
                 ("layout", "layout", "layout (as the harness ran it)"),
                 ("precision", "precision", "precision"),
                 ("attention kernel", "attention", "attention (transformers -> kernel)"),

@@ -21,6 +21,7 @@ def reference_row(row_id, quantity, measured, predicted, family="llama", method=
             "layout": kw.get("layout", "single GPU"),
             "precision": "pure bf16",
             "attention": "sdpa -> flash",
+            "model_code": kw.get("model_code", "transformers"),
             "peak_phase": kw.get("phase", "backward"),
             "predicted_peak_phase": kw.get("predicted_phase", "forward/backward"),
         },
@@ -77,7 +78,8 @@ def test_section_groups_by_family_method_and_category():
     text = "\n".join(reference_section(small_report(), peers()))
     assert "3 rows compared, 1 out of target" in text
     assert "| llama | 2 | 0.0% | 10.0% | -10.0% |" in text
-    assert "| LoRA (PEFT) | 1 | 5.0% | 5.0% | +5.0% |" in text
+    assert "| LoRA (PEFT, torchtune) | 1 | 5.0% | 5.0% | +5.0% |" in text
+    assert "### Per model code" in text and "| transformers | 3 |" in text
     assert "| QLoRA (torchao NF4) | 1 | 0.0% | 0.0% | +0.0% |" in text
     # a category's error is in % of the peak: 0.5 GiB of gradients against a 10 GiB peak
     assert "| gradients | 1 | 5.0% | 5.0% | +5.0% |" in text

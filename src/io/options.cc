@@ -191,8 +191,9 @@ constexpr OptionSpec kOptions[] = {
     {"model_code", K::kChoice, "framework", "default (transformers: deepspeed, hf-trainer)",
      "whose code computes the layers: the framework's own kernels, or Hugging Face "
      "transformers' eager modeling code (fp32 RMSNorm upcasts kept, F.cross_entropy on fp32 "
-     "logits; docs/frameworks.md#model-code); applied after the framework",
-     "default, transformers"},
+     "logits; docs/frameworks.md#model-code), or torchtune's modules (fp32 F.rms_norm, K/V "
+     "repeated to every head, chunked cross-entropy); applied after the framework",
+     "default, transformers, torchtune"},
     // Single conventions (Conventions in scenario.h), over the framework's
     {"vocab_pad_multiple", K::kInteger, "framework", "1 (128: megatron)",
      "the vocabulary is padded to a multiple of this × tp (Megatron "
@@ -202,6 +203,11 @@ constexpr OptionSpec kOptions[] = {
      "6 (10: nanotron, torchtitan; 12: model_code transformers, deepspeed, hf-trainer)",
      "bytes per logit alive at the loss, forward or backward: logits plus the loss's fp32 copies "
      "and gradients (Megatron's --cross-entropy-loss-fusion keeps 10)",
+     ""},
+    {"loss_chunks", K::kInteger, "framework", "0 (8: model_code torchtune)",
+     "the loss upcasts its logits in this many chunks, one at a time (torchtune's "
+     "CEWithChunkedOutputLoss num_output_chunks): the chunk in hand's fp32 copy is alive beside "
+     "the kept bytes; 0 = not chunked",
      ""},
     {"gated_mlp_tensors", K::kInteger, "framework",
      "3 (4: nanotron, torchtitan, model_code transformers, deepspeed, hf-trainer)",

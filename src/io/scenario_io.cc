@@ -298,6 +298,9 @@ std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
   if (auto e = r.integer("loss_bytes_per_logit", c.loss_bytes_per_logit)) return e;
   if (c.loss_bytes_per_logit < 1 || c.loss_bytes_per_logit > 64)
     return Error{"loss_bytes_per_logit", std::to_string(c.loss_bytes_per_logit), "1 to 64", ""};
+  if (auto e = r.integer("loss_chunks", c.loss_chunks)) return e;
+  if (c.loss_chunks < 0 || c.loss_chunks > 4096)
+    return Error{"loss_chunks", std::to_string(c.loss_chunks), "0 (not chunked) to 4096", ""};
   if (auto e = r.integer("gated_mlp_tensors", c.gated_mlp_tensors)) return e;
   if (c.gated_mlp_tensors < 2 || c.gated_mlp_tensors > 8)
     return Error{"gated_mlp_tensors", std::to_string(c.gated_mlp_tensors), "2 to 8", ""};

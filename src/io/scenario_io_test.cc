@@ -76,6 +76,19 @@ TEST(ScenarioIo, FrameworkConventionsOneByOne) {
             "comm_bucket_elements");
 }
 
+// model_code torchtune brings its chunked loss; loss_chunks over it, and out of range.
+TEST(ScenarioIo, TorchtuneModelCodeAndLossChunks) {
+  auto r = resolve({{"model", "Llama-3.1-8B"}, {"model_code", "torchtune"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->scenario.conventions.model_code, ModelCode::kTorchtune);
+  EXPECT_EQ(r->scenario.conventions.loss_chunks, 8);
+  auto plain =
+      resolve({{"model", "Llama-3.1-8B"}, {"model_code", "torchtune"}, {"loss_chunks", 0}});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->scenario.conventions.loss_chunks, 0);
+  EXPECT_EQ(error_field({{"model", "Llama-3.1-8B"}, {"loss_chunks", -1}}), "loss_chunks");
+}
+
 TEST(ScenarioIo, VirtualStagesImplyInterleaving) {
   auto r = resolve({{"model", "Llama-3.1-8B"}, {"pp", 2}, {"vpp", 2}});
   ASSERT_TRUE(r.ok());

@@ -138,6 +138,7 @@ json conventions_json(const Scenario& s) {
           {"vocab_pad_multiple", c.vocab_pad_multiple},
           {"gated_mlp_tensors", c.gated_mlp_tensors},
           {"loss_bytes_per_logit", c.loss_bytes_per_logit},
+          {"loss_chunks", c.loss_chunks},
           {"sp_saves_gathered_inputs", c.sp_saves_gathered_inputs},
           {"ddp_bucket_copy", c.ddp_bucket_copy},
           {"zero3_live_params", c.zero3_live_params},

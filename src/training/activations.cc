@@ -78,9 +78,13 @@ void add_standard_attention(const Scenario& s, const Dims& d, bool frozen, SumBu
                               sum);
   }
   sum.add("Q,K,V", "n·(a+2g)·d·B/t", d.n * (a + 2 * g) * hd * d.bytes / d.t);
-  if (efficient_kernel_everywhere(s) && g < a)
-    sum.add(sdpa_math_kernel(s) ? "K,V repeated to every head (SDPA math kernel)"
-                                : "K,V repeated to every head (memory-efficient kernel)",
+  // torchtune's MultiHeadAttention expands K and V to every query head (unsqueeze, expand,
+  // flatten: a copy) before SDPA, whichever kernel runs (torchtune/modules/attention.py).
+  const bool torchtune_repeats = s.conventions.model_code == ModelCode::kTorchtune;
+  if ((efficient_kernel_everywhere(s) || torchtune_repeats) && g < a)
+    sum.add(torchtune_repeats     ? "K,V repeated to every head (torchtune's attention)"
+            : sdpa_math_kernel(s) ? "K,V repeated to every head (SDPA math kernel)"
+                                  : "K,V repeated to every head (memory-efficient kernel)",
             "n·2(a−g)·d·B/t", d.n * 2 * (a - g) * hd * d.bytes / d.t);
   // Phi-3's fused qkv_proj: V is a view of its output, so the whole Q|K|V storage stays alive
   // beside the rotated Q and K (modeling_phi3.py: query_states = qkv[..., :query_pos]).
@@ -315,6 +319,10 @@ Wide moe_block_activations(const Scenario& s) {
 
 NormKeeps norm_keeps(const Scenario& s) {
   const Wide b = bytes_of(1, s.training.activation_dtype);
+  // torchtune's RMSNorm: F.rms_norm(x.float(), weight=scale).to(x.dtype). With a bf16 weight
+  // beside fp32 input, PyTorch's composite (not _fused_rms_norm, which wants one dtype) keeps
+  // the fp32 input, the fp32 rsqrt per token and the fp32 normalised value the weight multiplies.
+  if (s.conventions.model_code == ModelCode::kTorchtune) return {8, 4, "(4+4)"};
   if (s.conventions.model_code != ModelCode::kTransformers) return {b, 0, "B"};
   if (s.model.norm == NormKind::kLayerNorm) return {b, 8, "B"};  // input; fp32 mean and rstd
   if (norm_weight_in_fp32(s.model.model_type)) return {8, 4, "8"};
@@ -322,6 +330,7 @@ NormKeeps norm_keeps(const Scenario& s) {
 }
 
 Wide norm_weight_part(const Scenario& s) {
+  if (s.conventions.model_code == ModelCode::kTorchtune) return 4;
   if (s.conventions.model_code != ModelCode::kTransformers) return 0;
   if (s.model.norm == NormKind::kLayerNorm) return 0;  // native_layer_norm keeps its input
   if (norm_weight_in_fp32(s.model.model_type)) return 4;
@@ -370,28 +379,6 @@ Term first_trained_layer_saving(const Scenario& s, bool explain) {
               d.n * (q * keeps.per_value + keeps.per_token));
   }
   return sum.finish(preamble(s, d));
-}
-
-Wide logits_vocab(const Scenario& s) {
-  if (!s.parallel.loss_parallel) return padded_vocab(s);
-  return ceil_div(padded_vocab(s), s.parallel.tp);
-}
-
-Wide loss_backward_transient(const Scenario& s) {
-  if (s.conventions.model_code != ModelCode::kTransformers) return 0;
-  return tokens_per_rank(s) * logits_vocab(s) * 8;
-}
-
-Wide loss_backward_only(const Scenario& s) {
-  if (s.conventions.model_code != ModelCode::kTransformers) return 0;
-  const Wide b = bytes_of(1, s.training.activation_dtype);
-  const Wide forward = b + (b < 4 ? 4 : 0) + 4;
-  const Wide backward = std::max<Wide>(s.conventions.loss_bytes_per_logit, b);
-  return tokens_per_rank(s) * logits_vocab(s) * std::max<Wide>(backward - forward, 0);
-}
-
-Wide last_stage_output_bytes(const Scenario& s) {
-  return tokens_per_rank(s) * logits_vocab(s) * bytes_of(1, s.training.activation_dtype);
 }
 
 bool sliding_layers_masked(const Scenario& s) {
@@ -529,28 +516,6 @@ Term head_activations(const Scenario& s, bool explain) {
           d.n * (d.h * keeps.per_value + keeps.per_token) / d.t_sp);
   if (!frozen) sum.add("LM-head input", d.in_expr, d.n * d.h * d.bytes / d.t_in);
   return sum.finish(preamble(s, d));
-}
-
-Term logits_and_loss(const Scenario& s, bool explain) {
-  const Dims d = dims_of(s);
-  const Wide vocab_shard = logits_vocab(s);
-  // Without loss parallelism the gathered logits are whole on every TP rank.
-  const bool whole = !s.parallel.loss_parallel && d.t > 1;
-  const char* per_token = whole ? "n·V" : "n·⌈V/t⌉";
-  SumBuilder sum(explain);
-  sum.add("logits", fmt::format("{}·B", per_token).c_str(), d.n * vocab_shard * d.bytes);
-  // What the loss keeps beside the logits: fp32 copies (one for Megatron, two for nanotron).
-  const Wide loss_extra = std::max<Wide>(s.conventions.loss_bytes_per_logit - d.bytes, 0);
-  sum.add("fp32 cross-entropy copies", fmt::format("{}·(L−B)", per_token).c_str(),
-          d.n * vocab_shard * loss_extra);
-  // transformers' Gemma 2 soft-caps the logits (final_logit_softcapping: / cap, tanh, · cap)
-  // before the loss; tanh's output is kept for the backward.
-  if (s.conventions.model_code == ModelCode::kTransformers && s.model.model_type == "gemma2")
-    sum.add("soft-capped logits (tanh output)", fmt::format("{}·B", per_token).c_str(),
-            d.n * vocab_shard * d.bytes);
-  return sum.finish(preamble(s, d) +
-                    fmt::format("V = {}{}: ", group_digits(padded_vocab(s)),
-                                whole ? " (gathered to every TP rank: no loss parallelism)" : ""));
 }
 
 }  // namespace vramplan

@@ -137,6 +137,23 @@ Wide loss_backward_transient(const Scenario& s);
 // ForCausalLMLoss: the forward's logits, fp32 copy and log_softmax, B + 4 + 4 bytes per logit, no
 // copy when the logits are fp32 already; the backward's L). 0 for other model code.
 Wide loss_backward_only(const Scenario& s);
+// Of logits_and_loss, a chunked loss's (Conventions::loss_chunks) chunk in hand: its fp32 upcast
+// (none when the activations are fp32 already) and, where the loss projects each chunk itself
+// (loss_bytes_per_logit < B + 4: the logits are not kept), its logits in the activation dtype;
+// `logits` entries on the rank split into loss_chunks chunks. 0 when the loss is not chunked.
+Wide loss_chunk_transient(const Conventions& c, Wide logits, Wide activation_bytes);
+// A chunked loss's backward (torchtune's chunked output with CEWithChunkedOutputLoss). The loss
+// nodes are newer than the LM head's, so autograd runs every chunk's loss backward first: all C
+// chunks' logit gradients (activation dtype) wait for the head. Each chunk's head backward then
+// makes a V·h weight gradient that autograd adds to the sum of the earlier ones in the weight's
+// input buffer (out of place): from the second chunk on, the sum, the new gradient and their
+// sum, three V·h, beside the C−2 logit gradients not yet consumed. Seen on the reference's live
+// tensors (Llama 3.1 8B, Qwen2.5 7B: to the MiB). What the larger of the first and the second
+// chunk's moment holds beyond the forward's `forward` bytes, where the head's weight trains;
+// `logits` and `head_weight` are the rank's entries of each.
+Wide chunked_loss_backward_excess(const Conventions& c, bool head_trains, Wide logits,
+                                  Wide head_weight, Wide activation_bytes, Wide param_bytes,
+                                  Wide forward);
 
 // One microbatch's output of the last pipeline stage, the logits in the activation dtype
 // (Conventions::pipeline_keeps_last_outputs).

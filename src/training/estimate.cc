@@ -408,6 +408,7 @@ Result<Estimate> estimate(const Scenario& s, const EstimateOptions& options) {
         add_gathered_params(c, gpu_params(s, est.parameters, layout[r]), false, out);
     } else
       add_model_states(c, gpu_params(s, est.parameters, layout[r]), out);
+    add_rope_cache(c, stage.layers, out);
     add_activations(c, layout[r], out);
     add_finetune_rows(finetune_activations(s, layout[r], explain), out);
     add_head_terms(c, layout[r], out);

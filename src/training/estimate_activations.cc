@@ -354,10 +354,12 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
   // What the transients took of the freed logits: the unit gradients' moment, beside the second
   // layer's backward, comes after them and has it back.
   Wide transient_hidden = 0;
+  Wide transient_full = 0;  // the backward transient before the logits hide any of it
   if (layers_without_backward(c.s) < c.s.model.num_layers) {
     const bool grads_exist = c.s.parallel.fsdp == FsdpMode::kNone &&
                              (!c.s.conventions.lazy_gradients || c.microbatches > 1);
     const Term transient = layer_backward_transient(c.s, grads_exist, c.explain);
+    transient_full = transient.bytes;
     const Wide beyond_scratch = std::max<Wide>(transient.bytes - scratch.bytes, 0);
     const Wide hidden = std::min(beyond_scratch, freed_loss);
     freed_loss -= hidden;
@@ -385,6 +387,32 @@ void add_activations(const Context& c, const RankLayout& rank, StageBuilder& out
     out.add(kMathScratchRow, std::move(t), CountsToward::kAllocated, kSourceMathAttention);
     freed_loss -= hidden;
   }
+  // QLoRA dequantises one linear at a time inside a layer's forward or backward, never at the
+  // loss, and not while the layer's first backward gradients are alive (the down projection's
+  // dequantised weight comes before its input gradient): the larger of the two counts. Beside
+  // the recompute working set (which took its share of the freed logits above), the logits hide
+  // what they can of the rest.
+  // Either way the caching allocator keeps the buffer's segments beside the others: what is
+  // taken off counts toward reserved.
+  Wide dequant_reserved = 0;
+  if (transient_full > 0 && out.row_bytes_of(kDequantizedWeightRow) > 0)
+    dequant_reserved +=
+        out.shrink(kDequantizedWeightRow, transient_full,
+                   fmt::format("less the layer backward's gradients ({}), never alive with it",
+                               short_bytes(transient_full)));
+  if (freed_loss > 0 && out.row_bytes_of(kDequantizedWeightRow) > 0) {
+    const Wide hidden = out.shrink(
+        kDequantizedWeightRow, freed_loss,
+        fmt::format("less the logits and loss ({}) freed before it", short_bytes(freed_loss)));
+    freed_loss -= hidden;
+    dequant_reserved += hidden;
+  }
+  if (dequant_reserved > 0)
+    out.add(kDequantReservedRow,
+            Term{dequant_reserved, c.explain ? "the buffer's part alive at another moment than "
+                                               "the peak's: its segments stay reserved"
+                                             : ""},
+            CountsToward::kReserved, kSourceRecompute);
   // With two layers on the rank the second one's backward prefetches nothing: the unit gradients'
   // moment (fsdp_post_backward_freed) holds no prefetched buffers either.
   const Wide prefetch_of_first =

@@ -19,6 +19,7 @@
 namespace vramplan::estimate_parts {
 
 inline constexpr const char* kUnshardedStageRow = "unsharded params + grads";
+inline constexpr const char* kRopeCacheRow = "RoPE cache (torchtune)";
 inline constexpr const char* kGatheredRow = "unsharded parameter buffers";
 // The layers FSDP prefetches in the backward (model_states.h fsdp_backward_prefetched_params);
 // their part hidden under the freed logits, reserved.
@@ -62,6 +63,9 @@ inline constexpr const char* kEarlierChunkRow = "activations (earlier chunk's pe
 // The recompute working set's part hidden under the freed logits: reserved, not allocated.
 inline constexpr const char* kRecomputeReservedRow =
     "recompute working set (reserved beside the logits)";
+// QLoRA's dequantisation transient's part hidden under the freed logits: reserved.
+inline constexpr const char* kDequantReservedRow =
+    "dequantized weight buffer (reserved beside the logits)";
 
 // Collects one pipeline rank's rows.
 class StageBuilder {
@@ -123,6 +127,9 @@ struct PhaseTotals {
 
 // Weights, gradients, framework copies, master weights, optimizer states and gathered buffers.
 void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out);
+// torchtune's RoPE module (one, shared by every layer) caches cos and sin for every position up
+// to the model's max_seq_len in fp32: a buffer on each stage with layers (model_code torchtune).
+void add_rope_cache(const Context& c, int64_t stage_layers, StageBuilder& out);
 // The FSDP / ZeRO-3 gather buffers of a rank with sharded parameters (model_states.h
 // fsdp_gathered_params), with one unit's unsharded gradients when `gradients` (fine-tuning's
 // frozen base has none).

@@ -355,6 +355,38 @@ void add_gathered_params(const Context& c, const GpuParams& g, bool gradients, S
   out.add(kUnitGradientsRow, std::move(unit_grads), CountsToward::kAllocated, source);
 }
 
+void add_rope_cache(const Context& c, int64_t stage_layers, StageBuilder& out) {
+  const ModelConfig& m = c.s.model;
+  if (c.s.conventions.model_code != ModelCode::kTorchtune || stage_layers == 0 ||
+      m.max_position_embeddings <= 0 || m.head_dim <= 0)
+    return;
+  // build_rope_cache: cos and sin (max_seq_len, d/2, 2) and theta (d/2), fp32; Qwen2's and
+  // Phi-3's modules concatenate cos and sin of the duplicated frequencies, (max_seq_len, 2d).
+  const std::string& type = m.model_type;
+  const Wide width = (type == "qwen2" || type == "phi3") ? 2 : 1;
+  // The full builders, and Llama 3.1 / 3.2's LoRA builders, share one module; the LoRA
+  // builders' lora_<family>_self_attention of Qwen2, Mistral, Phi-3 and Gemma build one per layer.
+  const bool per_layer = c.s.finetune.method != FinetuneMethod::kNone &&
+                         (type == "qwen2" || type == "mistral" || type == "phi3" ||
+                          type == "gemma" || type == "gemma2");
+  const Wide modules = per_layer ? stage_layers : 1;
+  const Wide positions = m.max_position_embeddings, d = m.head_dim;
+  Term t{modules * (positions * d * 4 * width + d / 2 * 4), ""};
+  if (c.explain)
+    t.formula = fmt::format(
+        "{} module{} × (max positions·{}d·4 + d/2·4) = {} × ({}·{}·{}·4 + {}·4) (fp32 cos and "
+        "sin{})",
+        static_cast<int64_t>(modules), modules == 1 ? "" : "s", width == 2 ? "2" : "",
+        static_cast<int64_t>(modules), group_digits(positions), static_cast<int64_t>(width),
+        static_cast<int64_t>(d), static_cast<int64_t>(d / 2),
+        per_layer ? "; the LoRA builder makes one per layer" : "; one shared by the layers");
+  out.add(kRopeCacheRow, std::move(t), CountsToward::kAllocated,
+          "torchtune 0.6 modules/position_embeddings.py RotaryPositionalEmbeddings."
+          "build_rope_cache (Llama3ScaledRoPE alike; models/qwen2, phi3: cat of cos and sin); "
+          "models/<family>/_component_builders.py: one module per model, or per layer in "
+          "lora_<family>_self_attention");
+}
+
 void add_model_states(const Context& c, const GpuParams& g, StageBuilder& out) {
   const Training& tr = c.s.training;
   const Sharding& sh = c.sharding;

@@ -110,6 +110,15 @@ void hf_trainer(Scenario& s) {
 
 void apply_model_code(ModelCode code, Scenario& s) {
   s.conventions.model_code = code;
+  if (code == ModelCode::kTorchtune) {
+    // torchtune/modules/feed_forward.py: w2(silu(w1·x) * w3·x), four f-wide tensors; the
+    // recipes' loss, CEWithChunkedOutputLoss (num_output_chunks 8), keeps the bf16 logit chunks
+    // and each chunk's fp32 log_softmax output (2 + 4) while it upcasts one chunk at a time.
+    s.conventions.gated_mlp_tensors = 4;
+    s.conventions.loss_bytes_per_logit = 6;
+    s.conventions.loss_chunks = 8;
+    return;
+  }
   if (code != ModelCode::kTransformers) return;
   // transformers' gated MLPs (LlamaMLP and kin): down_proj(act_fn(gate_proj(x)) * up_proj(x))
   // keeps gate, up, the activation and the product. ForCausalLMLoss: logits.float(), then

@@ -50,7 +50,8 @@ Category category_of(const Row& r) {
       c == "adapter master weights" || c == "fp8 weight copies" || has("frozen") ||
       c.rfind("embeddings, norms", 0) == 0 || c == "unsharded parameter buffers" ||
       c == "prefetched parameter buffers" ||
-      c == "last all-gather output (kept through the loss)" || c == "unsharded params + grads")
+      c == "last all-gather output (kept through the loss)" || c == "unsharded params + grads" ||
+      c == "RoPE cache (torchtune)")
     return Category::kParameters;
   if (has("gradient")) return Category::kGradients;
   if (has("optimizer states")) return Category::kOptimizerStates;
@@ -134,6 +135,7 @@ void add_reference_row(const nlohmann::json& row, ValidationReport& report) {
               {"method", text_of(row, "method")},
               {"layout", text_of(harness, "layout")},
               {"framework", settings.value("framework", std::string("none"))},
+              {"model_code", settings.value("model_code", std::string("default"))},
               {"attention", text_of(harness, "attention")},
               {"precision", text_of(harness, "precision")},
               {"optimizer", text_of(harness, "optimizer")},

@@ -111,7 +111,7 @@ round_trip accelerate --model Llama-3.1-8B --framework hf-trainer --gpus 2 --fin
 
 # torchtune: single-device and distributed, full, LoRA and QLoRA, its three losses.
 TT=(--param-dtype bf16 --grad-dtype bf16 --optimizer-dtype bf16 --no-master-weights
-  --no-fp32-grad-accum --gated-mlp-tensors 4 --lazy-gradients --allocator-overhead 0.2)
+  --no-fp32-grad-accum --model-code torchtune --lazy-gradients --allocator-overhead 0.2)
 round_trip torchtune --model Llama-3.1-8B --finetune lora --lora-rank 8 \
   --lora-targets q,v,o,gate,up,down --adapter-dtype bf16 --gpus 1 --recompute full \
   --micro-batch 2 --global-batch 16 --loss-bytes-per-logit 4 "${TT[@]}"
@@ -123,9 +123,9 @@ round_trip torchtune --model Llama-3.1-8B --gpus 4 --fsdp full_shard --recompute
   --micro-batch 2 --seq-len 2048 --offload-activations --offload-params cpu \
   --offload-optimizer cpu "${TT[@]}"
 round_trip torchtune --model Qwen3-8B --gpus 8 --fsdp shard_grad_op --seq-len 2048 \
-  --loss-bytes-per-logit 10 --optimizer adam8bit "${TT[@]}"
+  --loss-bytes-per-logit 10 --loss-chunks 0 --optimizer adam8bit "${TT[@]}"
 round_trip torchtune --model Llama-3.2-1B --gpus 1 --param-dtype fp32 --grad-dtype fp32 \
-  --activation-dtype fp32 --optimizer-dtype fp32 --no-master-weights --no-fp32-grad-accum --gated-mlp-tensors 4 \
+  --activation-dtype fp32 --optimizer-dtype fp32 --no-master-weights --no-fp32-grad-accum --model-code torchtune \
   --lazy-gradients --allocator-overhead 0.2 --optimizer-foreach-temporaries
 
 case_name "stdout holds the script alone"
@@ -181,13 +181,13 @@ run estimate --model Llama-3.1-8B --gpus 8 --emit torchtune
 expect_exit 2
 expect_stderr_contains "--emit = torchtune"
 run estimate --model gpt2 --param-dtype bf16 --grad-dtype bf16 --optimizer-dtype bf16 \
-  --no-master-weights --no-fp32-grad-accum --gated-mlp-tensors 4 --lazy-gradients \
+  --no-master-weights --no-fp32-grad-accum --model-code torchtune --lazy-gradients \
   --allocator-overhead 0.2 --emit torchtune
 expect_exit 2
 expect_stderr_contains "no builder"
 run estimate --model Qwen2.5-7B --finetune qlora --adapter-dtype bf16 --optimizer adamw \
   --param-dtype bf16 --grad-dtype bf16 --optimizer-dtype bf16 --no-master-weights \
-  --no-fp32-grad-accum --gated-mlp-tensors 4 --lazy-gradients --allocator-overhead 0.2 \
+  --no-fp32-grad-accum --model-code torchtune --lazy-gradients --allocator-overhead 0.2 \
   --emit torchtune
 expect_exit 2
 expect_stderr_contains "qlora_qwen2_5_7b_base"

@@ -188,8 +188,12 @@ inline constexpr double kCudaGraphActivationShare = 0.20;
 // torchtitan's), as the other conventions describe them. kTransformers: Hugging Face
 // transformers' eager modeling code (modeling_<model_type>.py), which keeps more: its RMSNorm
 // upcasts to fp32 and keeps the upcast, its loss is PyTorch's F.cross_entropy on fp32 logits.
-enum class ModelCode { kDefault, kTransformers };
-inline constexpr std::array<const char*, 2> kModelCodeNames = {"default", "transformers"};
+// kTorchtune: torchtune's TransformerDecoder (torchtune/modules): its RMSNorm runs F.rms_norm on
+// the fp32 upcast with the bf16 weight and keeps both fp32 tensors, its attention repeats K and V
+// to every query head before SDPA, its loss is CEWithChunkedOutputLoss.
+enum class ModelCode { kDefault, kTransformers, kTorchtune };
+inline constexpr std::array<const char*, 3> kModelCodeNames = {"default", "transformers",
+                                                               "torchtune"};
 inline const char* model_code_name(ModelCode c) { return kModelCodeNames[static_cast<size_t>(c)]; }
 
 // What really differs between training frameworks (see docs/frameworks.md).
@@ -210,6 +214,11 @@ struct Conventions {
   // ForCausalLMLoss, torchtitan's cross_entropy_loss) keeps log_softmax's fp32 output, and its
   // backward adds nll_loss's fp32 gradient and log_softmax's (4 + 4 + 4).
   int64_t loss_bytes_per_logit = 6;
+  // The loss upcasts (and, below B + 4 kept bytes, projects) its logits in this many chunks, one
+  // at a time (torchtune's CEWithChunkedOutputLoss and LinearCrossEntropyLoss, num_output_chunks
+  // 8): beside the kept bytes, the chunk in hand's fp32 upcast, 4/C bytes per logit, is alive,
+  // and its activation-dtype logits (B/C) where the loss projects them itself. 0: not chunked.
+  int64_t loss_chunks = 0;
   // With sequence parallelism, what a column-parallel linear (QKV, MLP up, LM head) saves for
   // its weight gradient: Megatron saves its sequence shard and all-gathers it again in the
   // backward (false); nanotron before tp_recompute_allgather (2025) saved the gathered input.

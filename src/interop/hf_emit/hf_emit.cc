@@ -36,12 +36,15 @@ const std::vector<Field>& fields() {
          return s.framework_id < 0 ? std::string("none")
                                    : std::string(framework_name(Framework(s.framework_id)));
        }},
+      {"model_code",
+       [](const Scenario& s) { return std::string(model_code_name(s.conventions.model_code)); }},
       {"vocab_pad_multiple",
        [](const Scenario& s) { return text(s.conventions.vocab_pad_multiple); }},
       {"gated_mlp_tensors",
        [](const Scenario& s) { return text(s.conventions.gated_mlp_tensors); }},
       {"loss_bytes_per_logit",
        [](const Scenario& s) { return text(s.conventions.loss_bytes_per_logit); }},
+      {"loss_chunks", [](const Scenario& s) { return text(s.conventions.loss_chunks); }},
       {"sp_saves_gathered_inputs",
        [](const Scenario& s) { return text(s.conventions.sp_saves_gathered_inputs); }},
       {"ddp_bucket_copy (a framework convention)",

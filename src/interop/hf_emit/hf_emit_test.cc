@@ -56,7 +56,7 @@ std::string refusal(const json& settings, const std::string& format) {
 
 const json kTorchtune = {
     {"param_dtype", "bf16"},   {"grad_dtype", "bf16"},      {"optimizer_dtype", "bf16"},
-    {"master_weights", false}, {"fp32_grad_accum", false},  {"gated_mlp_tensors", 4},
+    {"master_weights", false}, {"fp32_grad_accum", false},  {"model_code", "torchtune"},
     {"lazy_gradients", true},  {"allocator_overhead", 0.2}, {"loss_bytes_per_logit", 6}};
 
 json with(json base, const json& more) {

@@ -53,6 +53,7 @@ std::vector<std::string> changed_conventions(const Scenario& s) {
   check("vocab_pad_multiple", a.vocab_pad_multiple, b.vocab_pad_multiple);
   check("gated_mlp_tensors", a.gated_mlp_tensors, b.gated_mlp_tensors);
   check("loss_bytes_per_logit", a.loss_bytes_per_logit, b.loss_bytes_per_logit);
+  check("loss_chunks", a.loss_chunks, b.loss_chunks);
   check("sp_saves_gathered_inputs", a.sp_saves_gathered_inputs, b.sp_saves_gathered_inputs);
   check("ddp_bucket_copy", a.ddp_bucket_copy, b.ddp_bucket_copy);
   check("autocast_weight_cache", a.autocast_weight_cache, b.autocast_weight_cache);

@@ -6,10 +6,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "interop/emitters.h"
 #include "interop/hf_emit/hf_emit.h"
 #include "interop/torchtune/torchtune_models.h"
 #include "vramplan/training/finetune.h"
+#include "vramplan/training/frameworks.h"
 
 namespace vramplan::interop::torchtune {
 namespace {
@@ -19,10 +22,14 @@ constexpr const char* kFormat = "torchtune";
 // What --from builds from the recipe: torchtune's conventions (torchtune_recipe.cc).
 Scenario reference(const Scenario& s) {
   Scenario r;
-  r.conventions.gated_mlp_tensors = 4;
+  apply_model_code(ModelCode::kTorchtune, r);
   r.conventions.lazy_gradients = true;
   r.overheads.allocator_fraction = 0.2;
   r.conventions.loss_bytes_per_logit = s.conventions.loss_bytes_per_logit;
+  // The chunked losses write num_output_chunks (at least 1); torch's CrossEntropyLoss none.
+  r.conventions.loss_chunks = s.conventions.loss_bytes_per_logit == 10
+                                  ? 0
+                                  : std::max<int64_t>(s.conventions.loss_chunks, 1);
   r.conventions.optimizer_foreach_temporaries = s.conventions.optimizer_foreach_temporaries;
   // Written back: enable_activation_offloading, and fsdp_cpu_offload (parameters and optimizer
   // together) in distributed recipes.
@@ -207,6 +214,8 @@ Result<std::string> emit_torchtune(const Scenario& s, const nlohmann::json& /*se
   out += fmt::format("\nbatch_size: {}\ngradient_accumulation_steps: {}\n", s.training.micro_batch,
                      *accum);
   out += "\n" + *optimizer + kSchedule + fmt::format("\nloss:\n  _component_: {}\n", *loss);
+  if (s.conventions.loss_bytes_per_logit != 10)
+    out += fmt::format("  num_output_chunks: {}\n", s.conventions.loss_chunks);
   out += fmt::format("\ndtype: {}\nenable_activation_checkpointing: {}\n",
                      hf::precision_name(*precision),
                      s.training.recompute == Recompute::kFull ? "True" : "False");

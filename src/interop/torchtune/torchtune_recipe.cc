@@ -54,17 +54,20 @@ const std::initializer_list<const char*> kNoEffect = {"output_dir",
 
 // torchtune's losses (torchtune/modules/loss) by the bytes per logit alive at the loss:
 // CEWithChunkedOutputLoss keeps the bf16 logits while its chunks' fp32 log-probabilities (kept
-// by log_softmax for the backward) build up: 2 + 4. LinearCrossEntropyLoss projects each chunk
-// inside the loss, so the bf16 logits and their fp32 cast live for one chunk only and the fp32
-// log-probabilities, 4, stay. torch's CrossEntropyLoss on upcast logits keeps 2 + 4 + 4, as
-// Hugging Face's loss (training/frameworks.cc).
+// by log_softmax for the backward) build up: 2 + 4, and the chunk in hand's fp32 upcast.
+// LinearCrossEntropyLoss projects each chunk inside the loss, so the bf16 logits and their fp32
+// cast live for one chunk only and the fp32 log-probabilities, 4, stay. Both chunk by
+// num_output_chunks (default 8; the recipes set the model's to match). torch's CrossEntropyLoss
+// on upcast logits keeps 2 + 4 + 4, as Hugging Face's loss (training/frameworks.cc).
 struct Loss {
   const char* component;
   int64_t bytes_per_logit;
+  bool chunked;
 };
-constexpr Loss kLosses[] = {{"torchtune.modules.loss.CEWithChunkedOutputLoss", 6},
-                            {"torchtune.modules.loss.LinearCrossEntropyLoss", 4},
-                            {"torch.nn.CrossEntropyLoss", 10}};
+constexpr Loss kLosses[] = {{"torchtune.modules.loss.CEWithChunkedOutputLoss", 6, true},
+                            {"torchtune.modules.loss.LinearCrossEntropyLoss", 4, true},
+                            {"torch.nn.CrossEntropyLoss", 10, false}};
+constexpr int64_t kDefaultOutputChunks = 8;
 
 // Optimizer components: torch's, bitsandbytes' and torchao's.
 std::optional<hf::OptimizerChoice> optimizer_of(const std::string& component, bool fused,
@@ -268,11 +271,33 @@ class Reader {
       if (value_text(*c) == l.component) {
         out_.set(k_.shown("loss._component_"), value_text(*c), "loss_bytes_per_logit",
                  l.bytes_per_logit);
-        return;
+        return read_loss_chunks(l);
       }
     out_.unsupported(k_.shown("loss._component_"), value_text(*c),
                      "a loss whose logits vramplan does not know (counted as "
                      "CEWithChunkedOutputLoss's)");
+  }
+
+  void read_loss_chunks(const Loss& l) {
+    const json* v = k_.take_set("loss.num_output_chunks");
+    if (!l.chunked) {
+      out_.put("loss_chunks", 0, k_.shown("loss._component_"));
+      if (v != nullptr)
+        out_.unsupported(k_.shown("loss.num_output_chunks"), value_text(*v),
+                         "torch's CrossEntropyLoss does not chunk");
+      return;
+    }
+    if (v == nullptr) {
+      out_.set("(loss.num_output_chunks not given: torchtune's default)", "8", "loss_chunks",
+               kDefaultOutputChunks);
+      return;
+    }
+    Result<int64_t> n = integer_value(k_.shown("loss.num_output_chunks"), *v);
+    if (n && *n >= 1)
+      out_.set(k_.shown("loss.num_output_chunks"), value_text(*v), "loss_chunks", *n);
+    else
+      out_.unsupported(k_.shown("loss.num_output_chunks"), value_text(*v),
+                       "a positive number of chunks (counted as 8)");
   }
 
   // Distributed recipes shard with FSDP2 (fully_shard); tensor, context and replicate dims.
@@ -346,8 +371,10 @@ class Reader {
       if (const json* v = k_.take_set(path))
         out_.unsupported(k_.shown(path), value_text(*v),
                          "selective activation checkpointing of every N-th layer");
-    // torchtune's own conventions, beside the keys (no framework preset has them).
-    out_.set("(torchtune)", "", "gated_mlp_tensors", 4);
+    // torchtune's own conventions, beside the keys (no framework preset has them): its modules'
+    // model code (fp32 F.rms_norm, K/V repeated to every head, RoPE caches, chunked loss;
+    // training/frameworks.cc apply_model_code).
+    out_.set("(torchtune)", "", "model_code", "torchtune");
     out_.set("(torchtune)", "", "lazy_gradients", true);
     out_.set("(torchtune)", "", "allocator_overhead", 0.2);
   }

@@ -35,7 +35,8 @@ TEST(TorchtuneImport, ReadsThe8BLoraSingleDeviceRecipe) {
   EXPECT_EQ(s["adapter_dtype"], "bf16");
   EXPECT_EQ(s["optimizer_foreach_temporaries"], false);  // fused: True
   EXPECT_EQ(s["loss_bytes_per_logit"], 4);               // LinearCrossEntropyLoss
-  EXPECT_EQ(s["gated_mlp_tensors"], 4);
+  EXPECT_EQ(s["loss_chunks"], 8);                        // its num_output_chunks default
+  EXPECT_EQ(s["model_code"], "torchtune");               // torchtune's modules
   // max_seq_len: null: the sequence length is the data's: said, with a warning.
   EXPECT_TRUE(ignored_as(*i, "tokenizer.max_seq_len", "no truncation"));
   EXPECT_TRUE(warned(*i, "tokenizer.max_seq_len"));
@@ -66,8 +67,9 @@ TEST(TorchtuneImport, QloraAndDistributedRecipes) {
                   {"optimizer_dtype", "bf16"},
                   {"master_weights", false},
                   {"fp32_grad_accum", false},
+                  {"model_code", "torchtune"},
                   {"loss_bytes_per_logit", 4},
-                  {"gated_mlp_tensors", 4},
+                  {"loss_chunks", 8},
                   {"lazy_gradients", true},
                   {"allocator_overhead", 0.2},
                   {"optimizer_foreach_temporaries", false}}));
@@ -121,6 +123,28 @@ TEST(TorchtuneImport, IsNeitherMegatronNorAxolotl) {
   const ImportFormat* a = detect_import_format(fixture("axolotl/qlora.yml"));
   ASSERT_NE(a, nullptr);
   EXPECT_STREQ(a->name, "axolotl");
+}
+
+TEST(TorchtuneImport, TheLossSaysHowManyChunks) {
+  auto settings = [](const std::string& loss) {
+    std::string doc = fixture("torchtune/8B_full.yaml");
+    const std::string from =
+        "loss:\n  _component_: torchtune.modules.loss.LinearCrossEntropyLoss\n";
+    const size_t at = doc.find(from);
+    EXPECT_NE(at, std::string::npos);
+    doc.replace(at, from.size(), loss);
+    Result<Imported> i = import_config(doc);
+    EXPECT_TRUE(i.ok()) << (i.ok() ? "" : i.error().message());
+    return i.ok() ? i->settings : json();
+  };
+  const json chunked = settings(
+      "loss:\n  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss\n"
+      "  num_output_chunks: 16\n");
+  EXPECT_EQ(chunked["loss_bytes_per_logit"], 6);
+  EXPECT_EQ(chunked["loss_chunks"], 16);
+  const json plain = settings("loss:\n  _component_: torch.nn.CrossEntropyLoss\n");
+  EXPECT_EQ(plain["loss_bytes_per_logit"], 10);
+  EXPECT_EQ(plain["loss_chunks"], 0);  // over model_code torchtune's 8
 }
 
 }  // namespace

@@ -275,7 +275,13 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
   const Wide vocab_shard =
       par.loss_parallel ? ceil_div(padded_vocab_of(par.tp), t) : Wide{padded_vocab_of(par.tp)};
   const Wide loss_extra = std::max<Wide>(base_.conventions.loss_bytes_per_logit - b, 0);
-  out.logits = n * vocab_shard * b + n * vocab_shard * loss_extra;
+  out.logits = n * vocab_shard * b + n * vocab_shard * loss_extra +
+               loss_chunk_transient(base_.conventions, n * vocab_shard, b);
+  // The fast path runs no fine-tuning: the head trains unless it is the frozen tied embedding.
+  const bool head_trains = !(m.tied_embeddings && base_.finetune.freeze_embeddings);
+  out.logits +=
+      chunked_loss_backward_excess(base_.conventions, head_trains, n * vocab_shard, vocab_shard * h,
+                                   b, bytes_of(1, tr.param_dtype), out.logits);
   if (base_.conventions.model_code == ModelCode::kTransformers)
     out.loss_transient = n * vocab_shard * 8;
   out.last_output = n * vocab_shard * b;

@@ -71,6 +71,7 @@ Scenario random_base(const ModelConfig& model, std::mt19937_64& rng) {
   s.conventions.sp_saves_gathered_inputs = coin(rng, 0.3);
   s.conventions.pipeline_fsdp_unsharded = coin(rng, 0.5);
   s.conventions.tp_embedding_grad_whole = coin(rng, 0.5);
+  s.conventions.loss_chunks = pick(rng, {0, 0, 8, 3});
   s.conventions.zero3_live_params = coin(rng, 0.2) ? pick(rng, {1'000'000'000, 20'000'000}) : 0;
   s.overheads.allocator_fraction = pick(rng, {0.1, 0.0, 0.25, 0.3333});
   s.overheads.gemm_workspace_bytes = pick(rng, {int64_t{64} << 20, int64_t{96} << 20, int64_t{0}});
@@ -165,7 +166,8 @@ std::string describe(const Scenario& s) {
          (t.moe_grouped_gemm ? " grouped-gemm" : "") + " pad" +
          std::to_string(s.conventions.vocab_pad_multiple) + " G" +
          std::to_string(s.conventions.gated_mlp_tensors) + " L" +
-         std::to_string(s.conventions.loss_bytes_per_logit) +
+         std::to_string(s.conventions.loss_bytes_per_logit) + " C" +
+         std::to_string(s.conventions.loss_chunks) +
          (s.conventions.sp_saves_gathered_inputs ? " gathered" : "") +
          (s.conventions.pipeline_fsdp_unsharded ? " pp-unsharded" : "") +
          (s.conventions.tp_embedding_grad_whole ? " whole-embedding-grad" : "") + " alloc" +

@@ -27,6 +27,10 @@ constexpr const char* kSourceFrozen =
     "optimizer state";
 constexpr const char* kSourceDequant =
     "bitsandbytes Linear4bit: the NF4 weight is dequantised to the compute dtype for each matmul";
+constexpr const char* kSourceTorchaoDequant =
+    "torchao NF4Tensor.get_original_weight (quantization/quantize_/workflows/nf4/nf4_tensor.py), "
+    "run by torchtune's linear_nf4 in forward and backward: eager ops whose locals live until it "
+    "returns";
 constexpr const char* kSourceStackedExperts =
     "PEFT 0.21 utils/transformers_weight_conversion.py _convert_peft_config_moe (w1/w3 or "
     "gate_proj/up_proj -> experts.gate_up_proj with rank 2r, w2/down_proj -> experts.down_proj, "
@@ -298,12 +302,22 @@ void frozen_base_rows(const Scenario& s, const GpuParams& base, const Sharding& 
                             dtype, explain),
                   CountsToward::kAllocated, kSourceQlora});
   const Wide largest = largest_linear(s);
-  Term dequant{largest * bytes_of(1, tr.param_dtype), ""};
+  const Wide out_bytes = bytes_of(1, tr.param_dtype);
+  // torchao's NF4 (torchtune) dequantises in eager ops: both nibbles' int64 indices (4 + 4 B per
+  // weight), the looked-up and the scaled values (2 + 2) and their torch.stack (2) are alive at
+  // once; bitsandbytes' kernel writes the output only.
+  const bool torchao = s.conventions.model_code == ModelCode::kTorchtune;
+  Term dequant{largest * (torchao ? 8 + 3 * out_bytes : out_bytes), ""};
   if (explain)
-    dequant.formula = fmt::format("largest linear {} × {} B, one at a time", group_digits(largest),
-                                  bytes_of(1, tr.param_dtype));
-  rows.push_back(
-      {kDequantizedWeightRow, std::move(dequant), CountsToward::kAllocated, kSourceDequant});
+    dequant.formula =
+        torchao ? fmt::format(
+                      "largest linear {} × (8 B int64 nibble indices + 3 × {} B looked-up, "
+                      "scaled and stacked values), one at a time",
+                      group_digits(largest), out_bytes)
+                : fmt::format("largest linear {} × {} B, one at a time", group_digits(largest),
+                              out_bytes);
+  rows.push_back({kDequantizedWeightRow, std::move(dequant), CountsToward::kAllocated,
+                  torchao ? kSourceTorchaoDequant : kSourceDequant});
 }
 
 Wide rank_adapter_params(const Scenario& s, const RankLayout& rank) {
@@ -350,6 +364,11 @@ Result<uint32_t> parse_lora_targets(std::string_view text) {
     if (name == "kv_a_proj_with_mqa") name = "kv_a";  // DeepSeek's MLA module name
     if (name.size() > 5 && name.compare(name.size() - 5, 5, "_proj") == 0)
       name.resize(name.size() - 5);
+    // torchtune's module names (torchtune/modules/attention.py, feed_forward.py)
+    if (name == "output") name = "o";
+    if (name == "w1") name = "gate";
+    if (name == "w2") name = "down";
+    if (name == "w3") name = "up";
     bool known = false;
     for (const auto& [n, bit] : kTargetNames)
       if (name == n) {
@@ -359,7 +378,8 @@ Result<uint32_t> parse_lora_targets(std::string_view text) {
     if (!known)
       return Error{"lora_targets", std::string(text),
                    "attention, mlp, all-linear, or a comma-separated list of q, k, v, o, gate, "
-                   "up, down (MLA: q_a, q_b, kv_a, kv_b; the _proj module names too)",
+                   "up, down (MLA: q_a, q_b, kv_a, kv_b; the _proj module names and torchtune's "
+                   "output_proj, w1, w2, w3 too)",
                    name.empty() ? "an empty name" : "unknown projection \"" + name + "\""};
     start = comma + 1;
   }

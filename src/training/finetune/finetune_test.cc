@@ -106,6 +106,9 @@ TEST(LoraParameters, FusedProjectionsGetOneAdapter) {
 
 TEST(LoraTargets, NamesGroupsAndErrors) {
   EXPECT_EQ(*parse_lora_targets("q_proj, v_proj"), kLoraQ | kLoraV);
+  // torchtune's module names: output_proj, and the MLP's w1 (gate), w2 (down), w3 (up)
+  EXPECT_EQ(*parse_lora_targets("q_proj,output_proj,w1,w2,w3"),
+            kLoraQ | kLoraO | kLoraGate | kLoraDown | kLoraUp);
   EXPECT_EQ(*parse_lora_targets("attention"), kLoraAttention);  // MLA's projections too
   EXPECT_EQ(*parse_lora_targets("q_a_proj,q_b_proj,kv_a_proj_with_mqa,kv_b_proj"),
             kLoraQA | kLoraQB | kLoraKVA | kLoraKVB);

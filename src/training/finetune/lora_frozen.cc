@@ -9,8 +9,11 @@
 namespace vramplan {
 
 bool lora_frozen_base(const Scenario& s) {
+  // torchtune's LoRALinear runs its frozen base as F.linear (or linear_nf4) beside lora_a, as
+  // PEFT does (torchtune/modules/peft/lora.py).
   return s.finetune.method != FinetuneMethod::kNone &&
-         s.conventions.model_code == ModelCode::kTransformers;
+         (s.conventions.model_code == ModelCode::kTransformers ||
+          s.conventions.model_code == ModelCode::kTorchtune);
 }
 
 bool lora_frozen_layer(const Scenario& s, bool /*moe_layer*/) {

@@ -29,8 +29,9 @@ namespace {
 // weights train. MoE layers run their experts' backward token group by token group; a LoRA
 // layer's frozen base keeps other tensors; fp8 linears save fp8 casts.
 bool transient_modelled(const Scenario& s) {
-  return s.conventions.model_code == ModelCode::kTransformers && !s.model.is_moe() &&
-         s.training.fp8 == Fp8Recipe::kNone && !lora_frozen_base(s);
+  return (s.conventions.model_code == ModelCode::kTransformers ||
+          s.conventions.model_code == ModelCode::kTorchtune) &&
+         !s.model.is_moe() && s.training.fp8 == Fp8Recipe::kNone;
 }
 
 }  // namespace

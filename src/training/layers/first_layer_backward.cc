@@ -39,7 +39,8 @@ bool moment_modelled(const Scenario& s) {
   const bool one_gpu = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.ep == 1 && p.dp == 1 &&
                        p.fsdp == FsdpMode::kNone && p.zero == 0;
   const Recompute r = s.training.recompute;
-  return one_gpu && s.conventions.model_code == ModelCode::kTransformers &&
+  const ModelCode code = s.conventions.model_code;
+  return one_gpu && (code == ModelCode::kTransformers || code == ModelCode::kTorchtune) &&
          s.conventions.lazy_gradients && s.finetune.method == FinetuneMethod::kNone &&
          layers_without_backward(s) == s.finetune.freeze_first_layers &&
          s.finetune.freeze_first_layers < s.model.num_layers && !s.offload.any() &&

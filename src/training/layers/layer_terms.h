@@ -16,6 +16,7 @@ class SumBuilder {
   explicit SumBuilder(bool explain) : explain_(explain) {}
   void add(const char* label, const char* expression, Wide bytes);
   Term finish(const std::string& preamble) const;
+  Wide total() const { return total_; }
 
  private:
   bool explain_;

@@ -130,6 +130,7 @@ export const LABELS: Record<string, string> = {
   allocator_overhead: 'Allocator pool overhead (fraction)',
   cuda_graphs: 'Per-layer CUDA graphs',
   loss_bytes_per_logit: 'Bytes per logit at the loss',
+  loss_chunks: 'Loss chunks (chunked cross-entropy)',
   gated_mlp_tensors: 'Gated-MLP tensors kept',
   lazy_gradients: 'Lazily allocated gradients',
   fsdp_mixed_precision: 'FSDP mixed precision',
