@@ -22,7 +22,7 @@ from .scenario import PRECISIONS, Scenario
 from .settings import to_settings
 
 OUTPUT = REPO_ROOT / "data" / "measurements" / "pytorch_reference.json"
-PACKAGES = ("torch", "transformers", "peft", "torchao", "accelerate", "torchtune")
+PACKAGES = ("torch", "transformers", "peft", "torchao", "accelerate", "torchtune", "torchtitan")
 NOTES = [
     "Peak allocated bytes of rank `rank` (world `world`), counted at the ATen dispatcher: every "
     "live tensor storage once. This is what torch.cuda.max_memory_allocated counts, less the "
@@ -32,7 +32,8 @@ NOTES = [
     "CPU device, with SDPA routed to the kernel an H100 runs (FlashAttention-2, or the "
     "memory-efficient kernel when a mask is passed); see reference/README.md. Rows whose id has "
     "/torchtune/ run torchtune's own model builders, CEWithChunkedOutputLoss and recipe loop "
-    "instead (vramref/torchtune_run.py).",
+    "instead (vramref/torchtune_run.py); rows with /torchtitan/ torchtitan's own model, FSDP2 "
+    "wrapping, activation checkpointing and loss (vramref/torchtitan_run.py).",
     "Two optimizer steps run; peak_step is the first step reaching the peak.",
     "at_peak splits the peak: parameters (incl. FSDP unsharded copies), gradients (.grad and "
     "FSDP reduce buffers), optimizer_states, activations (created in a forward and alive), "
@@ -105,7 +106,8 @@ def make_row(family, sc: Scenario, report, facts):
             "precision": precision,
             "optimizer": sc.optimizer,
             "recompute": sc.recompute if sc.recompute_every == 1 else f"{sc.recompute} every {sc.recompute_every}",
-            "kernels": "cpu-fake (attention: H100 kernel's meta function)",
+            "kernels": "cpu-fake (attention: H100 kernel's meta function)"
+            + ("; F.rms_norm: CUDA's fused kernel" if sc.model_code == "torchtitan" else ""),
         },
         "peak_allocated_bytes": report.peak_bytes,
         "peak_phase": report.peak_phase,

@@ -135,3 +135,48 @@ def hf_unpacked_sequences():
         yield
     finally:
         masking.find_packed_sequence_indices = original
+
+
+class _FusedRmsNorm(torch.autograd.Function):
+    """What CUDA's `_fused_rms_norm` returns and saves: the output in the input's dtype and the
+    fp32 rstd per row; its backward keeps the input, the rstd and the weight
+    (tools/autograd/derivatives.yaml, `_fused_rms_norm`). On the CPU the same call decomposes
+    into the composite, which upcasts and keeps fp32 copies: the CUDA kernel keeps none. Values
+    are never read (fake tensors): only shapes and dtypes are produced."""
+
+    @staticmethod
+    def forward(ctx, x, normalized_shape, weight, eps):
+        rows = x.shape[: x.dim() - len(normalized_shape)] + (1,) * len(normalized_shape)
+        rstd = x.new_empty(rows, dtype=torch.float32)
+        ctx.has_weight = weight is not None
+        ctx.save_for_backward(x, rstd, weight if weight is not None else rstd)
+        return torch.empty_like(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, _rstd, weight = ctx.saved_tensors
+        grad_x = torch.empty_like(x) if ctx.needs_input_grad[0] else None
+        grad_w = torch.empty_like(weight) if ctx.has_weight and ctx.needs_input_grad[2] else None
+        return grad_x, None, grad_w, None
+
+
+_original_rms_norm = F.rms_norm
+
+
+def _gpu_rms_norm(x, normalized_shape, weight=None, eps=None):
+    # layer_norm.cpp rms_norm_symint: CUDA runs _fused_rms_norm when the weight's dtype is the
+    # input's (or there is none); otherwise the composite, the same on both devices
+    if weight is None or weight.dtype == x.dtype:
+        _state["calls"]["fused_rms_norm"] = _state["calls"].get("fused_rms_norm", 0) + 1
+        return _FusedRmsNorm.apply(x, tuple(normalized_shape), weight, eps)
+    return _original_rms_norm(x, normalized_shape, weight, eps)
+
+
+@contextmanager
+def emulate_cuda_rms_norm():
+    """Route F.rms_norm on fake tensors to what CUDA runs (`_FusedRmsNorm` above)."""
+    F.rms_norm = _gpu_rms_norm
+    try:
+        yield _state
+    finally:
+        F.rms_norm = _original_rms_norm

@@ -141,6 +141,20 @@ def torchtune(preset):
     return out
 
 
+def torchtitan(preset):
+    """torchtitan's own model, FSDP2 wrapping, activation checkpointing and loss
+    (torchtitan_run.py), with its trainer's mixed precision: one GPU and FSDP2."""
+    base = Scenario(preset, num_layers=2, precision="fsdp-mixed", optimizer="adamw-fused", model_code="torchtitan")
+    return [
+        base,
+        replace(base, recompute="full"),
+        replace(base, microbatches=2),
+        replace(base, layout="fsdp", world=4, dp=4),
+        replace(base, layout="fsdp", world=8, dp=8, recompute="full"),
+        replace(base, layout="fsdp", world=4, dp=4, reshard_after_forward=False),
+    ]
+
+
 # torchtune's presets with a model builder (torchtune_run.BUILDERS), and whether it has a
 # QLoRA builder
 TORCHTUNE_QLORA = {"Llama-3.2-1B": True, "Llama-3.1-8B": True, "Mistral-7B-v0.1": True, "Qwen2.5-7B": False}
@@ -165,4 +179,6 @@ def all_scenarios():
                 out.extend((family, sc) for sc in pipeline(preset, family))
     for preset, family in TORCHTUNE_FAMILY.items():
         out.extend((family, sc) for sc in torchtune(preset))
+    for preset in ("Llama-3.2-1B", "Llama-3.1-8B"):
+        out.extend(("llama", sc) for sc in torchtitan(preset))
     return out

@@ -41,14 +41,15 @@ class Scenario:
     lora_targets: str = "q,v"
     freeze_embeddings: bool = False
     freeze_first_layers: int = 0
-    model_code: str = "transformers"  # transformers | torchtune (its builders, loss and loop)
+    # transformers | torchtune (its builders, loss and loop) | torchtitan (its model, FSDP, loss)
+    model_code: str = "transformers"
     note: str = ""
     tags: list = field(default_factory=list)
 
     def id(self):
         parts = [
             self.preset,
-            *(["torchtune"] if self.model_code == "torchtune" else []),
+            *([self.model_code] if self.model_code != "transformers" else []),
             f"L{self.num_layers}",
             f"s{self.seq_len}",
             f"b{self.micro_batch}x{self.microbatches}",

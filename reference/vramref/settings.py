@@ -28,7 +28,7 @@ def framework_of(sc: Scenario):
     """torchtitan for PyTorch-native distributed layouts (FSDP2 / DTensor TP / pipelining as
     torchtitan applies them); hf-trainer for autocast mixed precision (the Trainer's --bf16);
     none (explicit keys only) for plain PyTorch loops in one dtype."""
-    if sc.layout != "single":
+    if sc.layout != "single" or sc.model_code == "torchtitan":
         return "torchtitan"
     if sc.precision == "amp-bf16":
         return "hf-trainer"
@@ -100,7 +100,14 @@ def to_settings(sc: Scenario, family: str):
     # this key, not from numbers the harness would pick for it
     # torchtune rows ran torchtune's own modules and loss (torchtune_run.py): model_code
     # torchtune, whose chunked loss vramplan reads from the same key
-    s["model_code"] = "torchtune" if torchtune else "transformers"
+    # torchtitan rows ran torchtitan's own model: its framework's conventions, no model_code key
+    if sc.model_code != "torchtitan":
+        s["model_code"] = "torchtune" if torchtune else "transformers"
+    else:
+        notes.append(
+            "torchtitan 0.3.0's own model (fused wqkv, varlen attention: flex cannot run a backward on"
+            " the CPU), FSDP2 wrapping and uncompiled CrossEntropyLoss; F.rms_norm as CUDA's fused kernel"
+        )
     # --- optimizer
     s["optimizer"] = OPTIMIZER_KEYS[sc.optimizer]
     if sc.optimizer in ("adamw-foreach", "adafactor"):
@@ -124,7 +131,11 @@ def to_settings(sc: Scenario, family: str):
     elif sc.layout == "hsdp":
         s["fsdp"] = "hybrid_shard"
         s["fsdp_shard_group"] = 2
-    if sc.layout in ("fsdp", "fsdp+tp", "hsdp"):
+    if sc.model_code == "torchtitan":
+        # apply_fsdp_to_decoder runs on one GPU too (FSDP over one rank: the bf16 unsharded
+        # copies exist); the embedding and norm + LM head are units of their own
+        s["fsdp"] = "full_shard" if sc.reshard_after_forward else "shard_grad_op"
+    elif sc.layout in ("fsdp", "fsdp+tp", "hsdp"):
         # layouts.apply_fsdp wraps the decoder layers and the root only: the embedding, final
         # norm and LM head are the root's unit (torchtitan wraps them as units of their own)
         s["fsdp_root_unit"] = True

@@ -9,7 +9,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import finetune, layouts, recompute
 from .distributed import fake_world, mesh, meshes_outside_fake_mode
-from .gpu_kernels import emulate_cuda_sdpa, hf_unpacked_sequences
+from .gpu_kernels import emulate_cuda_rms_norm, emulate_cuda_sdpa, hf_unpacked_sequences
 from .models import build_config, build_model, materialize_fake
 from .scenario import PRECISIONS, Scenario
 from .tracker import MemoryTracker, saved_tensor_marking
@@ -67,6 +67,9 @@ def _run_in_world(sc):
     if sc.model_code == "torchtune":
         with fake, tracker, emulate_cuda_sdpa() as sdpa_state:
             return _run_torchtune(sc, tracker, facts, sdpa_state)
+    if sc.model_code == "torchtitan":
+        with meshes_outside_fake_mode(), fake, tracker, emulate_cuda_rms_norm():
+            return _run_torchtitan(sc, meshes, tracker, facts)
     with meshes_outside_fake_mode(), fake, tracker, emulate_cuda_sdpa() as sdpa_state, hf_unpacked_sequences():
         config = build_config(sc.preset, num_layers=sc.num_layers)
         with fake_mode_off():
@@ -268,4 +271,51 @@ def _run_torchtune(sc, tracker, facts, sdpa_state):
     tracker.set_phase("done")
     facts["sdpa_calls"] = dict(sdpa_state["calls"])
     sdpa_state["calls"].update(flash=0, efficient=0, math=0, fallback=0)
+    return tracker.report, facts
+
+
+def _run_torchtitan(sc, meshes, tracker, facts):
+    """torchtitan's model, FSDP2 wrapping, activation checkpointing and loss in its trainer's
+    order (torchtitan_run.py), one GPU (FSDP over one rank) or FSDP over dp ranks."""
+    from . import torchtitan_run
+
+    if sc.layout not in ("single", "fsdp") or sc.precision != "fsdp-mixed" or sc.method != "full":
+        raise NotRunnable("torchtitan rows run full training with FSDP2 mixed precision")
+    with fake_mode_off():
+        model = torchtitan_run.build(sc)
+        positions, masks = torchtitan_run.attention_masks(model, sc.micro_batch, sc.seq_len)
+        one_rank = mesh((1,), ("dp",)) if meshes is None else None
+    model._apply(lambda t: torch.empty_like(t, device="cpu"))
+    if model.enable_weight_tying:  # Decoder.__init__'s tie, which _apply's copies undo
+        model.tok_embeddings.weight = model.lm_head.weight
+    facts["model_class"] = type(model).__name__
+    facts["attn_implementation"] = torchtitan_run.ATTENTION_BACKEND
+    facts["recomputed_layers"] = torchtitan_run.apply_recompute(model, sc.recompute)
+    torchtitan_run.apply_fsdp(model, meshes if meshes is not None else one_rank, sc.reshard_after_forward)
+    layouts._tag_fsdp_buffers(tracker)
+    optimizer = make_optimizer(sc.optimizer, [p for p in model.parameters() if p.requires_grad])
+    tracker.mark_parameters(model)
+    tracker.watch_optimizer(optimizer)
+    tracker.reset_peak()
+    ids = torch.randint(0, model.tok_embeddings.num_embeddings, (sc.micro_batch, sc.seq_len))
+    loss_fn = torchtitan_run.loss_fn()
+    tokens = torch.tensor(float(sc.micro_batch * sc.seq_len * sc.microbatches))
+    for step in (1, 2):
+        for _ in range(sc.microbatches):
+            tracker.set_phase("forward", step)
+            with saved_tensor_marking(tracker):
+                pred = model(ids, positions=positions, attention_masks=masks)
+                loss, _ = loss_fn(pred, ids, tokens)
+            del pred
+            tracker.set_phase("backward", step)
+            loss.backward()
+            del loss
+        tracker.set_phase("optimizer", step)
+        with tracker.answering_scalars():
+            optimizer.step()
+        tracker.check_now()
+        tracker.resolve_peak()
+        optimizer.zero_grad(set_to_none=True)
+    tracker.set_phase("done")
+    facts["sdpa_calls"] = {}
     return tracker.report, facts

@@ -135,7 +135,10 @@ void add_reference_row(const nlohmann::json& row, ValidationReport& report) {
               {"method", text_of(row, "method")},
               {"layout", text_of(harness, "layout")},
               {"framework", settings.value("framework", std::string("none"))},
-              {"model_code", settings.value("model_code", std::string("default"))},
+              {"model_code", settings.contains("model_code")
+                                 ? text_of(settings, "model_code")
+                                 : "the framework's own (" +
+                                       settings.value("framework", std::string("none")) + ")"},
               {"attention", text_of(harness, "attention")},
               {"precision", text_of(harness, "precision")},
               {"optimizer", text_of(harness, "optimizer")},

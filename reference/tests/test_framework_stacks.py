@@ -1,4 +1,4 @@
-"""torchtune's own stack in the harness: the rows' settings, the builders, and a short run."""
+"""torchtune's and torchtitan's own stacks in the harness: settings, builders, short runs."""
 
 import torch
 
@@ -49,3 +49,29 @@ def test_a_short_torchtune_step_runs_and_peaks_at_the_loss():
     report, facts = run(Scenario("Llama-3.2-1B", 1, seq_len=256, model_code="torchtune"))
     assert facts["model_class"] == "TransformerDecoder"
     assert report.peak_bytes > 0 and report.peak_phase in ("forward", "backward")
+
+
+def test_torchtitan_rows_run_its_model_and_fsdp():
+    from vramref.torchtitan_run import FLAVORS
+    from vramref.train import run
+
+    sc = Scenario("Llama-3.2-1B", 1, seq_len=256, precision="fsdp-mixed", model_code="torchtitan")
+    s, notes, in_target = to_settings(sc, "llama")
+    assert s["framework"] == "torchtitan" and s["fsdp"] == "full_shard" and "model_code" not in s
+    assert in_target and any("torchtitan 0.3.0" in n for n in notes)
+    report, facts = run(sc)
+    assert facts["model_class"] == "Llama3Model" and report.peak_bytes > 0
+    assert set(FLAVORS) == {"Llama-3.2-1B", "Llama-3.1-8B"}
+
+
+def test_rms_norm_runs_as_cudas_fused_kernel_when_the_dtypes_match():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from vramref.gpu_kernels import emulate_cuda_rms_norm
+
+    with FakeTensorMode(), emulate_cuda_rms_norm():
+        x = torch.empty(2, 8, 16, dtype=torch.bfloat16, requires_grad=True)
+        same = torch.nn.functional.rms_norm(x, (16,), torch.empty(16, dtype=torch.bfloat16), 1e-5)
+        mixed = torch.nn.functional.rms_norm(x.float(), (16,), torch.empty(16, dtype=torch.bfloat16), 1e-5)
+    assert type(same.grad_fn).__name__ == "_FusedRmsNormBackward"  # input, rstd, weight saved
+    assert type(mixed.grad_fn).__name__ != "_FusedRmsNormBackward"  # the composite, as on CUDA
