@@ -135,7 +135,8 @@ PhaseTotals settle_peak_phase(const Context& c, int64_t microbatches, RowsAt row
   // Late in the backward, most gradients beside the first layer's tensors can outweigh every
   // activation beside none (first_layer_backward_moment).
   std::optional<FirstLayerMoment> late;
-  if (grads_absent && !unsharded_stage) late = first_layer_backward_moment(c);
+  if (grads_absent && !unsharded_stage)
+    late = first_layer_backward_moment(c, row_bytes(stage, "activations"));
   if (late) {
     const int64_t grads = row_bytes(stage, "gradients") + row_bytes(stage, "adapter gradients");
     const int64_t at_late =

@@ -148,7 +148,10 @@ struct FirstLayerMoment {
   std::string gradients_note;     // explain only
   std::string formula;
 };
-std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c);
+// `layer_activations`: the stage's "activations" row (every layer's saved tensors), which the
+// early twin of a sink-attention model's moment (the last layer's attention backward) holds.
+std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c,
+                                                            Wide layer_activations);
 // Its row, in place of the activation rows when it is the forward/backward peak.
 inline constexpr const char* kFirstLayerBackwardRow = "first layer's backward (saved + in flight)";
 

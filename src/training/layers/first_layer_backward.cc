@@ -17,6 +17,17 @@
 //    and scores and the dispatched tokens, beside the gradient of gate_up's output (k·n·2·f_e),
 //    the dispatched tokens' gradient (k·n·h) and the layer's output gradient (n·h). Mixtral:
 //    947 MiB of activations and temporaries at the reference's peak, 945 MiB by these terms.
+//  - gpt-oss's eager attention with sinks: after the MoE block, the attention's own backward.
+//    Softmax over the scores with one sink column (b·a·s·(s+1) in the activation dtype) then
+//    makes, in turn, the softmax's input gradient, and for the max subtracted before it a zero
+//    tensor and its scatter (max's backward, new_zeros + scatter): three score-sized tensors at
+//    once, the saved probabilities freed by then; every gradient exists but the layer's
+//    attention's and norms' and the embedding's. gpt-oss-20b at 4,096 tokens: 3 × 2,048.5 MiB
+//    beside 4,216.7 MiB of gradients at the reference's peak (full recomputation, fp32, FSDP).
+//    Its early twin is the last layer's attention backward, beside every other layer's saved
+//    tensors (its own MoE block's freed) and the gradients of the LM head and of that layer's
+//    MoE block only: the peak in
+//    fp32 (4 × 4,097 MiB score-sized tensors, one of them the first layer's probabilities).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -80,9 +91,76 @@ ExpertBackward expert_backward(const Scenario& s, bool explain) {
   return out;
 }
 
+// transformers' eager attention with sinks (gpt-oss), not under autocast (its fp32 sinks promote
+// the scores: not read).
+bool sink_attention_moment(const Scenario& s) {
+  return s.conventions.model_code == ModelCode::kTransformers && s.model.attention_sinks &&
+         !s.training.flash_attention && !s.conventions.autocast_weight_cache;
+}
+
+// The first layer's attention backward in a sink-attention model (above): its pending gradients
+// (attention, norms, embedding) and what is alive, the layer's attention-side saved tensors
+// without the freed probabilities beside three score-sized tensors.
+FirstLayerMoment sink_attention_backward(const Context& c, const LayerParams& layer,
+                                         Wide attention_part, Wide embedding, Wide grad,
+                                         bool explain) {
+  const Scenario& s = c.s;
+  const Wide b = s.training.micro_batch, seq = s.training.seq_len;
+  const Wide heads = ceil_div(Wide{s.model.num_heads}, Wide{s.parallel.tp});
+  const Wide scores =
+      b * heads * (seq / s.parallel.cp) * (seq + 1) * bytes_of(1, s.training.activation_dtype);
+  FirstLayerMoment out;
+  out.pending_gradients =
+      (layer.attention + layer.attention_replicated + layer.norms + embedding) * grad;
+  out.alive = attention_part - scores + 3 * scores;
+  if (explain) {
+    out.gradients_note = fmt::format(
+        "less those not made yet: the first layer's attention and norms{} ({} params)",
+        embedding > 0 ? " and the input embedding's" : "",
+        group_digits(layer.attention + layer.attention_replicated + layer.norms + embedding));
+    out.formula = fmt::format(
+        "the first layer's attention-side saved tensors less its probabilities ({}) + the sink "
+        "softmax's backward: its input gradient, max's new_zeros and scatter, 3·b·(a/t)·s·(s+1)·B "
+        "({})",
+        short_bytes(attention_part - scores), short_bytes(3 * scores));
+  }
+  return out;
+}
+
+// The early twin: the last layer's attention backward (above), without recomputation. Made by
+// then: the LM head's, the final norm's and that layer's MoE block's gradients.
+FirstLayerMoment sink_attention_backward_early(const Context& c, Wide layer_activations, Wide grad,
+                                               bool explain) {
+  const Scenario& s = c.s;
+  const ParamCounts& n = c.counts;
+  const LayerParams& last = n.layers.back();
+  const Wide b = s.training.micro_batch, seq = s.training.seq_len;
+  const Wide scores = b * ceil_div(Wide{s.model.num_heads}, Wide{s.parallel.tp}) *
+                      (seq / s.parallel.cp) * (seq + 1) * bytes_of(1, s.training.activation_dtype);
+  const Wide made = n.lm_head + n.final_norm + last.mlp + last.router + last.routed_experts;
+  const Wide trained = n.total - n.buffers - n.vision;
+  FirstLayerMoment out;
+  out.pending_gradients = std::max<Wide>(trained - made, 0) * grad;
+  // The last layer's MoE block has run its backward and freed what it saved.
+  const Wide kept = layer_activations - moe_block_activations(s) - scores;
+  out.alive = kept + 3 * scores;
+  if (explain) {
+    out.gradients_note = fmt::format(
+        "only the LM head's, the final norm's and the last layer's MoE block's made ({} params)",
+        group_digits(made));
+    out.formula = fmt::format(
+        "every layer's saved tensors less the last layer's MoE block's and probabilities ({}) + "
+        "its sink "
+        "softmax's backward: input gradient, max's new_zeros and scatter, 3·b·(a/t)·s·(s+1)·B ({})",
+        short_bytes(kept), short_bytes(3 * scores));
+  }
+  return out;
+}
+
 }  // namespace
 
-std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
+std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c,
+                                                            Wide layer_activations) {
   const Scenario& s = c.s;
   if (!moment_modelled(s)) return std::nullopt;
   const ModelConfig& m = s.model;
@@ -119,13 +197,25 @@ std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
     }
     return out;
   }
-  if (s.training.recompute == Recompute::kFull) return std::nullopt;  // not read
+  const bool full = s.training.recompute == Recompute::kFull;
+  // The attention side of the layer: re-created under full recomputation, with its kept input.
+  const Wide attention_part = c.moe_layer.bytes - moe_block_activations(s) +
+                              (full ? c.layer_input.bytes : 0) -
+                              (full ? 0 : first_trained_layer_saving(s, false).bytes);
+  std::optional<FirstLayerMoment> sinks;
+  if (sink_attention_moment(s))
+    sinks = sink_attention_backward(c, layer, attention_part, embedding, grad, c.explain);
+  if (full) return sinks;  // the experts' moment under full recomputation: not read
+  // Without recomputation the early twin (every layer's saved tensors) can hold more.
+  if (sinks && first == 0 && !s.finetune.freeze_embeddings) {
+    FirstLayerMoment early = sink_attention_backward_early(c, layer_activations, grad, c.explain);
+    if (early.alive - early.pending_gradients > sinks->alive - sinks->pending_gradients)
+      sinks = std::move(early);
+  }
   const Wide pending = layer.attention + layer.attention_replicated + layer.norms + layer.router +
                        layer.indexer + embedding;
   out.pending_gradients = pending * grad;
   const ExpertBackward experts = expert_backward(s, c.explain);
-  const Wide attention_part =
-      c.moe_layer.bytes - moe_block_activations(s) - first_trained_layer_saving(s, false).bytes;
   out.alive = attention_part + experts.bytes;
   if (c.explain) {
     out.gradients_note =
@@ -134,6 +224,9 @@ std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c) {
     out.formula = fmt::format("{} attention-side saved tensors ({}) + {}", whose,
                               short_bytes(attention_part), experts.formula);
   }
+  // The later moment wins where it holds more beyond the gradients still to come.
+  if (sinks && sinks->alive - sinks->pending_gradients > out.alive - out.pending_gradients)
+    return sinks;
   return out;
 }
 

@@ -4,7 +4,9 @@
 
 #include "model/test_models.h"
 #include "training/activations.h"
+#include "vramplan/model/hf_config.h"
 #include "vramplan/model/params.h"
+#include "vramplan/model/presets.h"
 #include "vramplan/training/estimate.h"
 #include "vramplan/training/frameworks.h"
 
@@ -98,6 +100,55 @@ TEST(FirstLayerBackward, OnlyWhereItsOpOrderWasRead) {
   e = estimate(megatron);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(row(e->stages.front(), kRow), 0);
+}
+
+// gpt-oss's eager attention with sinks: its attention backward holds three score-sized tensors
+// (the softmax's input gradient, max's new_zeros and scatter), b·a·s·(s+1)·B each.
+Scenario gpt_oss(DType dtype, Recompute recompute) {
+  const Preset* preset = find_preset("gpt-oss-20b");
+  EXPECT_NE(preset, nullptr);
+  Result<ParsedModel> parsed = parse_hf_config(preset->config, preset->name);
+  EXPECT_TRUE(parsed.ok());
+  Scenario s;
+  s.model = parsed->model;
+  s.model.num_layers = 2;
+  s.model.moe_layers.resize(2, true);
+  s.model.layer_attention.resize(2, LayerAttention::kFull);
+  apply_model_code(ModelCode::kTransformers, s);
+  s.conventions.lazy_gradients = true;
+  s.training.seq_len = 4096;
+  s.training.micro_batch = s.training.global_batch = 1;
+  s.training.flash_attention = false;  // transformers' default for gpt-oss: eager
+  s.training.param_dtype = s.training.grad_dtype = s.training.activation_dtype = dtype;
+  s.training.optimizer_state_dtype = dtype;
+  s.training.master_weights = false;
+  s.training.fp32_grad_accumulation = false;
+  s.training.recompute = recompute;
+  return s;
+}
+
+TEST(FirstLayerBackward, SinkAttentionBackwardHoldsThreeScoreTensors) {
+  const int64_t scores = int64_t{64} * 4096 * 4097;  // b·a·s·(s+1), 64 heads
+  // Full recomputation: the first layer's attention backward, its attention side re-created,
+  // every gradient made but its attention's, norms' and the input embedding's.
+  Result<Estimate> full = estimate(gpt_oss(DType::kBf16, Recompute::kFull), {.explain = true});
+  ASSERT_TRUE(full.ok()) << full.error().message();
+  const StageEstimate& f = full->stages.front();
+  EXPECT_GT(row(f, kRow), 3 * scores * 2);
+  const ParamCounts counts = count_parameters(gpt_oss(DType::kBf16, Recompute::kFull).model);
+  const LayerParams& first = counts.layers.front();
+  const int64_t pending =
+      first.attention + first.attention_replicated + first.norms + counts.embedding;
+  EXPECT_EQ(row(f, "gradients"), 2 * (counts.total - counts.buffers - pending));
+  // fp32 without recomputation: the last layer's attention backward, beside every other
+  // layer's saved tensors and the LM head's and its MoE block's gradients only.
+  Result<Estimate> fp32 = estimate(gpt_oss(DType::kFp32, Recompute::kNone), {.explain = true});
+  ASSERT_TRUE(fp32.ok()) << fp32.error().message();
+  const StageEstimate& e = fp32->stages.front();
+  const LayerParams& last = counts.layers.back();
+  EXPECT_EQ(row(e, "gradients"), 4 * (counts.lm_head + counts.final_norm + last.mlp + last.router +
+                                      last.routed_experts));
+  EXPECT_GT(row(e, kRow), 3 * scores * 4);
 }
 
 }  // namespace
