@@ -79,3 +79,13 @@ def test_compare_rows_tolerates_only_a_few_bytes():
 def test_dropout_is_on_where_the_config_sets_it():
     assert to_settings(Scenario("gpt2", 2), "gpt2")[0]["dropout"] is True  # p = 0.1, train mode
     assert "dropout" not in to_settings(Scenario("Llama-3.1-8B", 2), "llama")[0]
+
+
+def test_context_parallel_rows_say_cp_and_run_ring_attention():
+    from vramref.train import run
+
+    sc = Scenario("Llama-3.2-1B", 1, seq_len=256, layout="cp", world=2, cp=2)
+    s, _, in_target = to_settings(sc, "llama")
+    assert in_target and (s["cp"], s["gpus"], s["fsdp"]) == (2, 2, "none") and "cp2" in sc.id()
+    report, facts = run(sc)
+    assert facts["sdpa_calls"]["flash"] > 0 and report.peak_bytes > 0

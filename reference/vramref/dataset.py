@@ -131,6 +131,8 @@ def _layout_text(sc):
         return f"DTensor TP={sc.tp} sequence_parallel={sc.sequence_parallel} (torchtitan plan)"
     if sc.layout == "fsdp+tp":
         return f"FSDP2 dp={sc.dp} x DTensor TP={sc.tp} (torchtitan plan)"
+    if sc.layout == "cp":
+        return f"context parallel cp={sc.cp} (PyTorch's ring attention)"
     if sc.layout == "pp":
         return f"torch.distributed.pipelining pp={sc.pp} vpp={sc.vpp} {sc.schedule}, {sc.microbatches} microbatches"
     return sc.layout

@@ -31,6 +31,9 @@ FUSED_PROJECTION_FAMILIES = ("phi3", "gpt2")
 # dense families whose decoder layer has Llama-style projections (the TP plan's names)
 TP_FAMILIES = ("llama", "mistral", "qwen2", "qwen3")
 PP_FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "olmo2")
+# dense families whose attention runs SDPA's flash kernel without a mask at 4,096 tokens (ring
+# attention shards the flash op; a mask or eager attention it does not take)
+CP_FAMILIES = ("llama", "qwen2", "qwen3", "olmo2")
 
 
 def single_gpu(preset, family):
@@ -141,6 +144,18 @@ def torchtune(preset):
     return out
 
 
+def context_parallel(preset, family):
+    """PyTorch's context parallelism (ring attention over the cp ranks, the sequence sharded in
+    load-balanced chunks), as torchtitan applies it to SDPA models."""
+    seq = SEQ_LEN.get(family, 4096)
+    base = Scenario(preset, num_layers=2, seq_len=seq, precision="bf16", optimizer="adamw-fused", layout="cp")
+    return [
+        replace(base, world=2, cp=2),
+        replace(base, world=4, cp=4),
+        replace(base, world=2, cp=2, recompute="full"),
+    ]
+
+
 def torchtitan(preset):
     """torchtitan's own model, FSDP2 wrapping, activation checkpointing and loss
     (torchtitan_run.py), with its trainer's mixed precision: one GPU and FSDP2."""
@@ -177,6 +192,8 @@ def all_scenarios():
                 out.extend((family, sc) for sc in tensor_parallel(preset, family))
             if family in PP_FAMILIES and i == 0:
                 out.extend((family, sc) for sc in pipeline(preset, family))
+            if family in CP_FAMILIES and i == 0:
+                out.extend((family, sc) for sc in context_parallel(preset, family))
     for preset, family in TORCHTUNE_FAMILY.items():
         out.extend((family, sc) for sc in torchtune(preset))
     for preset in ("Llama-3.2-1B", "Llama-3.1-8B"):

@@ -12,7 +12,7 @@ PRECISIONS = {
     "fsdp-mixed": ("fp32", False, True),
 }
 OPTIMIZERS = ("adamw-foreach", "adamw-fused", "sgd", "sgd-momentum", "adafactor")
-LAYOUTS = ("single", "ddp", "fsdp", "hsdp", "tp", "fsdp+tp", "pp")
+LAYOUTS = ("single", "ddp", "fsdp", "hsdp", "tp", "fsdp+tp", "pp", "cp")
 
 
 @dataclass
@@ -28,6 +28,7 @@ class Scenario:
     dp: int = 1
     tp: int = 1
     pp: int = 1
+    cp: int = 1
     vpp: int = 1
     schedule: str = ""
     reshard_after_forward: bool = True
@@ -60,6 +61,8 @@ class Scenario:
             parts.append(f"tp{self.tp}" + ("sp" if self.sequence_parallel else ""))
         if self.pp > 1:
             parts.append(f"pp{self.pp}v{self.vpp}{self.schedule}")
+        if self.cp > 1:
+            parts.append(f"cp{self.cp}")
         if self.layout in ("fsdp", "hsdp", "fsdp+tp") and not self.reshard_after_forward:
             parts.append("noreshard")
         rc = self.recompute if self.recompute_every == 1 else f"{self.recompute}{self.recompute_every}"

@@ -66,6 +66,8 @@ def to_settings(sc: Scenario, family: str):
     if sc.pp > 1:
         s["vpp"] = sc.vpp
         s["schedule"] = sc.schedule
+    if sc.cp > 1:
+        s["cp"] = sc.cp
     # --- precision: the dtypes the tensors had
     if sc.precision == "fp32":
         s.update(param_dtype="fp32", grad_dtype="fp32", activation_dtype="fp32", optimizer_dtype="fp32")
@@ -148,7 +150,7 @@ def to_settings(sc: Scenario, family: str):
         in_target = False
     elif sc.layout == "pp":
         s["fsdp"] = "none"
-    elif sc.layout == "tp":
+    elif sc.layout in ("tp", "cp"):
         s["fsdp"] = "none"
     # --- fine-tuning
     if sc.method in ("lora", "qlora"):

@@ -91,17 +91,20 @@ def _run_in_world(sc):
         tracker.reset_peak()
         vocab = config.vocab_size
         ids = torch.randint(0, vocab, (sc.micro_batch, sc.seq_len))
+        labels = ids.clone()
+        positions = _positions(sc)
         amp = torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
         for step in (1, 2):
             for _ in range(sc.microbatches):
-                tracker.set_phase("forward", step)
-                with amp, saved_tensor_marking(tracker):
-                    out = model(input_ids=ids, labels=ids, **_positions(sc))
-                loss = out.loss / sc.microbatches
-                del out
-                tracker.set_phase("backward", step)
-                loss.backward()
-                del loss
+                with _context_parallel(sc, meshes, ids, labels, positions):
+                    tracker.set_phase("forward", step)
+                    with amp, saved_tensor_marking(tracker):
+                        out = model(input_ids=ids, labels=labels, **positions)
+                    loss = out.loss / sc.microbatches
+                    del out
+                    tracker.set_phase("backward", step)
+                    loss.backward()
+                    del loss
             tracker.set_phase("optimizer", step)
             with tracker.answering_scalars():
                 optimizer.step()
@@ -124,10 +127,24 @@ def fake_mode_off():
 
 def _positions(sc):
     # HF derives positions from the embedding output's length; under sequence parallelism that
-    # output is a sequence shard, so the full positions are passed as the caller would
-    if sc.tp > 1 and sc.sequence_parallel:
-        return {"position_ids": torch.arange(sc.seq_len).unsqueeze(0)}
+    # output is a sequence shard, so the full positions are passed as the caller would; under
+    # context parallelism they are sharded with the tokens (_context_parallel)
+    if (sc.tp > 1 and sc.sequence_parallel) or sc.cp > 1:
+        return {"position_ids": torch.arange(sc.seq_len).unsqueeze(0).expand(sc.micro_batch, -1).contiguous()}
     return {}
+
+
+def _context_parallel(sc, meshes, ids, labels, positions):
+    """PyTorch's context parallelism (torch.distributed.tensor.experimental.context_parallel,
+    as torchtitan applies it to SDPA models): the tokens, labels and positions are sharded along
+    the sequence in place (load-balanced chunks) for the step, and SDPA runs as ring attention
+    over the cp ranks (its flash op, emulate_cuda_sdpa)."""
+    if sc.layout != "cp":
+        return contextlib.nullcontext()
+    from torch.distributed.tensor.experimental import context_parallel
+
+    buffers = [ids, labels] + list(positions.values())
+    return context_parallel(meshes, buffers=buffers, buffer_seq_dims=[1] * len(buffers))
 
 
 def _base(model):
@@ -158,6 +175,8 @@ def _meshes(sc):
         return mesh((sc.dp,), ("dp",))
     if sc.layout == "tp":
         return mesh((sc.tp,), ("tp",))
+    if sc.layout == "cp":
+        return mesh((sc.cp,), ("cp",))
     if sc.layout == "fsdp+tp":
         return mesh((sc.dp, sc.tp), ("dp", "tp"))
     if sc.layout == "hsdp":
@@ -182,6 +201,8 @@ def _apply_layout(sc, model, m, fsdp_mixed, tracker):
     if sc.layout in ("fsdp", "hsdp"):
         layouts.apply_fsdp(base, m, sc.reshard_after_forward, fsdp_mixed, tracker)
         return model
+    if sc.layout == "cp":
+        return model  # the sequence is sharded per step (_context_parallel below)
     raise NotRunnable(f"layout {sc.layout} is not implemented")
 
 

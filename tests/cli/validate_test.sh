@@ -14,7 +14,7 @@ expect_stdout_contains "Parameter counts against the real model classes"
 case_name "validate --dataset pytorch-reference"
 run validate --dataset pytorch-reference --format json
 expect_exit 0
-expect_json "len(d['rows']) == 573 * 7 and {r['dataset'] for r in d['rows']} == {'pytorch-reference'}"
+expect_json "len(d['rows']) == 585 * 7 and {r['dataset'] for r in d['rows']} == {'pytorch-reference'}"
 expect_json "[s['quantity'] for s in d['summaries']][:3] == ['peak allocated', 'forward/backward allocated', 'optimizer step allocated']"
 expect_json "all(t['name'].startswith('PyTorch reference') for t in d['targets']) and len(d['targets']) == 6"
 expect_json "all(r['facets']['method'] in ('full', 'lora', 'qlora', 'frozen') for r in d['rows'])"

@@ -47,7 +47,8 @@ namespace {
 // reduced per unit, or adapters change what is saved.
 bool moment_modelled(const Scenario& s) {
   const Parallelism& p = s.parallel;
-  const bool one_gpu = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.ep == 1 && p.dp == 1 &&
+  // Context parallelism shards the sequence only: each rank holds every gradient, as one GPU.
+  const bool one_gpu = p.tp == 1 && p.pp == 1 && p.ep == 1 && p.dp == 1 &&
                        p.fsdp == FsdpMode::kNone && p.zero == 0;
   const Recompute r = s.training.recompute;
   const ModelCode code = s.conventions.model_code;
