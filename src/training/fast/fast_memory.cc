@@ -279,9 +279,11 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
                loss_chunk_transient(base_.conventions, n * vocab_shard, b);
   // The fast path runs no fine-tuning: the head trains unless it is the frozen tied embedding.
   const bool head_trains = !(m.tied_embeddings && base_.finetune.freeze_embeddings);
+  // the head's weight gradient is the rank's vocabulary shard, gathered logits or not
+  const Wide head_weight = ceil_div(padded_vocab_of(par.tp), t) * h;
   out.logits +=
-      chunked_loss_backward_excess(base_.conventions, head_trains, n * vocab_shard, vocab_shard * h,
-                                   b, bytes_of(1, tr.param_dtype), out.logits);
+      chunked_loss_backward_excess(base_.conventions, head_trains, n * vocab_shard, head_weight, b,
+                                   bytes_of(1, tr.param_dtype), out.logits);
   if (base_.conventions.model_code == ModelCode::kTransformers)
     out.loss_transient = n * vocab_shard * 8;
   out.last_output = n * vocab_shard * b;

@@ -75,9 +75,10 @@ Term logits_and_loss(const Scenario& s, bool explain) {
   }
   const bool head_trains = s.finetune.method == FinetuneMethod::kNone &&
                            !(s.model.tied_embeddings && s.finetune.freeze_embeddings);
-  if (const Wide more = chunked_loss_backward_excess(
-          s.conventions, head_trains, d.n * vocab_shard, vocab_shard * d.h, d.bytes,
-          bytes_of(1, s.training.param_dtype), sum.total()))
+  if (const Wide more =
+          chunked_loss_backward_excess(s.conventions, head_trains, d.n * vocab_shard,
+                                       ceil_div(Wide{padded_vocab(s)}, Wide{s.parallel.tp}) * d.h,
+                                       d.bytes, bytes_of(1, s.training.param_dtype), sum.total()))
     sum.add(
         "backward: 3 LM-head weight gradients (chunks summed) beside C−2 chunks' logit "
         "gradients, beyond the forward",
