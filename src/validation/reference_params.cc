@@ -19,12 +19,21 @@ int64_t count_of(const nlohmann::json& j, const char* key) {
 }
 
 // transformers' module names in a decoder layer, as vramplan's LayerParams splits them: the
-// attention module (q/k norms, sinks and MLA latents inside it), the MLP module (router, routed
-// and shared experts inside it) and the layer's own norms.
+// attention module (q/k norms, sinks, MLA latents and DeepSeek-V3.2's indexer inside it), the
+// MLP module (router, routed and shared experts inside it; Jamba's and Falcon-H1's
+// `feed_forward`; granite-4.0-h's `block_sparse_moe` beside its `shared_mlp`), a Mamba-2 or
+// gated-DeltaNet mixer (`mamba`, `linear_attn`), Nemotron-H's `mixer` (whichever block the
+// layer holds) and the layer's own norms.
 int64_t vramplan_module(const LayerParams& layer, const std::string& module) {
-  if (module == "self_attn" || module == "attn")
-    return layer.attention + layer.attention_replicated;
-  if (module == "mlp") return layer.mlp + layer.router + layer.routed_experts;
+  const int64_t attention = layer.attention + layer.attention_replicated + layer.indexer;
+  const int64_t ssm = layer.ssm + layer.ssm_small;
+  const int64_t moe = layer.router + layer.routed_experts;
+  if (module == "self_attn" || module == "attn") return attention;
+  if (module == "mlp" || module == "feed_forward") return layer.mlp + moe;
+  if (module == "block_sparse_moe") return moe;
+  if (module == "shared_mlp") return layer.mlp;
+  if (module == "mamba" || module == "linear_attn") return ssm;
+  if (module == "mixer") return attention + ssm + layer.mlp + moe;
   return -1;  // a norm: compared as the sum of the layer's norms
 }
 
