@@ -100,13 +100,15 @@ TEST(ReferenceRows, SummariesCoverEveryQuantity) {
 // Item 3 of issue 20: every preset's parameter count, in total and part by part, equals the real
 // transformers class's (instantiated on the meta device by reference/).
 TEST(ReferenceParameterCounts, EveryPartEqualsTheRealModelClass) {
-  ASSERT_GE(report().parameter_counts.size(), 35u * 8);
+  // every preset the pinned transformers builds (48); the rest are in the file's
+  // parameter_counts_not_run with the reason
+  ASSERT_GE(report().parameter_counts.size(), 48u * 8);
   std::map<std::string, int> presets;
   for (const ParameterCountCheck& c : report().parameter_counts) {
     ++presets[c.preset];
     EXPECT_EQ(c.vramplan, c.reference) << c.preset << " " << c.part;
   }
-  EXPECT_EQ(presets.size(), 35u);
+  EXPECT_EQ(presets.size(), 48u);
 }
 
 }  // namespace
