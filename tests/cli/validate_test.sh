@@ -19,7 +19,7 @@ expect_json "[s['quantity'] for s in d['summaries']][:3] == ['peak allocated', '
 expect_json "all(t['name'].startswith('PyTorch reference') for t in d['targets']) and len(d['targets']) == 6"
 expect_json "all(r['facets']['method'] in ('full', 'lora', 'qlora', 'frozen') for r in d['rows'])"
 expect_json "all(r['skipped'] == r['reason'].startswith('out of target') for r in d['rows'])"
-expect_json "len({c['preset'] for c in d['parameter_counts']}) == 35"
+expect_json "len({c['preset'] for c in d['parameter_counts']}) == 48"
 
 case_name "validate --dataset megatron leaves the others out"
 run validate --dataset megatron --no-rows
