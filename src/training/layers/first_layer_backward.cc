@@ -48,8 +48,8 @@ namespace {
 bool moment_modelled(const Scenario& s) {
   const Parallelism& p = s.parallel;
   // Context parallelism shards the sequence only: each rank holds every gradient, as one GPU.
-  const bool one_gpu = p.tp == 1 && p.pp == 1 && p.ep == 1 && p.dp == 1 &&
-                       p.fsdp == FsdpMode::kNone && p.zero == 0;
+  const bool one_gpu =
+      p.tp == 1 && p.pp == 1 && p.ep == 1 && p.dp == 1 && p.fsdp == FsdpMode::kNone && p.zero == 0;
   const Recompute r = s.training.recompute;
   const ModelCode code = s.conventions.model_code;
   return one_gpu && (code == ModelCode::kTransformers || code == ModelCode::kTorchtune) &&
@@ -99,17 +99,21 @@ bool sink_attention_moment(const Scenario& s) {
          !s.training.flash_attention && !s.conventions.autocast_weight_cache;
 }
 
+// One layer's scores with the sink column, b·(a/t)·(s/cp)·(s+1) in the activation dtype: the
+// probabilities the softmax keeps, and each of its backward's three tensors.
+Wide sink_score_bytes(const Scenario& s) {
+  const Wide b = s.training.micro_batch, seq = s.training.seq_len;
+  const Wide heads = ceil_div(Wide{s.model.num_heads}, Wide{s.parallel.tp});
+  return b * heads * (seq / s.parallel.cp) * (seq + 1) * bytes_of(1, s.training.activation_dtype);
+}
+
 // The first layer's attention backward in a sink-attention model (above): its pending gradients
 // (attention, norms, embedding) and what is alive, the layer's attention-side saved tensors
 // without the freed probabilities beside three score-sized tensors.
-FirstLayerMoment sink_attention_backward(const Context& c, const LayerParams& layer,
+FirstLayerMoment sink_attention_backward(const Scenario& s, const LayerParams& layer,
                                          Wide attention_part, Wide embedding, Wide grad,
                                          bool explain) {
-  const Scenario& s = c.s;
-  const Wide b = s.training.micro_batch, seq = s.training.seq_len;
-  const Wide heads = ceil_div(Wide{s.model.num_heads}, Wide{s.parallel.tp});
-  const Wide scores =
-      b * heads * (seq / s.parallel.cp) * (seq + 1) * bytes_of(1, s.training.activation_dtype);
+  const Wide scores = sink_score_bytes(s);
   FirstLayerMoment out;
   out.pending_gradients =
       (layer.attention + layer.attention_replicated + layer.norms + embedding) * grad;
@@ -135,9 +139,7 @@ FirstLayerMoment sink_attention_backward_early(const Context& c, Wide layer_acti
   const Scenario& s = c.s;
   const ParamCounts& n = c.counts;
   const LayerParams& last = n.layers.back();
-  const Wide b = s.training.micro_batch, seq = s.training.seq_len;
-  const Wide scores = b * ceil_div(Wide{s.model.num_heads}, Wide{s.parallel.tp}) *
-                      (seq / s.parallel.cp) * (seq + 1) * bytes_of(1, s.training.activation_dtype);
+  const Wide scores = sink_score_bytes(s);
   const Wide made = n.lm_head + n.final_norm + last.mlp + last.router + last.routed_experts;
   const Wide trained = n.total - n.buffers - n.vision;
   FirstLayerMoment out;
@@ -151,8 +153,8 @@ FirstLayerMoment sink_attention_backward_early(const Context& c, Wide layer_acti
         group_digits(made));
     out.formula = fmt::format(
         "every layer's saved tensors less the last layer's MoE block's and probabilities ({}) + "
-        "its sink "
-        "softmax's backward: input gradient, max's new_zeros and scatter, 3·b·(a/t)·s·(s+1)·B ({})",
+        "its sink softmax's backward: input gradient, max's new_zeros and scatter, "
+        "3·b·(a/t)·s·(s+1)·B ({})",
         short_bytes(kept), short_bytes(3 * scores));
   }
   return out;
@@ -205,7 +207,7 @@ std::optional<FirstLayerMoment> first_layer_backward_moment(const Context& c,
                               (full ? 0 : first_trained_layer_saving(s, false).bytes);
   std::optional<FirstLayerMoment> sinks;
   if (sink_attention_moment(s))
-    sinks = sink_attention_backward(c, layer, attention_part, embedding, grad, c.explain);
+    sinks = sink_attention_backward(s, layer, attention_part, embedding, grad, c.explain);
   if (full) return sinks;  // the experts' moment under full recomputation: not read
   // Without recomputation the early twin (every layer's saved tensors) can hold more.
   if (sinks && first == 0 && !s.finetune.freeze_embeddings) {
