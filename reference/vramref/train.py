@@ -84,37 +84,62 @@ def _run_in_world(sc):
         facts["model_class"] = type(_base(model)).__name__
         facts["recomputed_layers"] = recompute.apply_recompute(_base(model), sc.recompute, sc.recompute_every)
         model = _apply_layout(sc, model, meshes, fsdp_mixed, tracker)
-        params = finetune.trainable(model)
-        optimizer = make_optimizer(sc.optimizer, params)
-        tracker.mark_parameters(model)
-        tracker.watch_optimizer(optimizer)
-        tracker.reset_peak()
+        optimizer = _start_tracking(sc, tracker, model)
         vocab = config.vocab_size
         ids = torch.randint(0, vocab, (sc.micro_batch, sc.seq_len))
-        labels = ids.clone()
-        positions = _positions(sc)
+        # context parallelism shards the token and label buffers in place: two tensors then
+        labels = ids.clone() if sc.cp > 1 else ids
+        # context parallelism shards its buffers in place, so they exist before the step; elsewhere
+        # positions are made by each forward, as a caller passing them would
+        cp_positions = _positions(sc) if sc.cp > 1 else None
         amp = torch.autocast("cpu", dtype=torch.bfloat16) if autocast else contextlib.nullcontext()
-        for step in (1, 2):
-            for _ in range(sc.microbatches):
-                with _context_parallel(sc, meshes, ids, labels, positions):
-                    tracker.set_phase("forward", step)
-                    with amp, saved_tensor_marking(tracker):
-                        out = model(input_ids=ids, labels=labels, **positions)
-                    loss = out.loss / sc.microbatches
-                    del out
-                    tracker.set_phase("backward", step)
-                    loss.backward()
-                    del loss
-            tracker.set_phase("optimizer", step)
-            with tracker.answering_scalars():
-                optimizer.step()
-            tracker.check_now()
-            tracker.resolve_peak()  # an optimizer-step peak is split while .grad still exists
-            optimizer.zero_grad(set_to_none=True)
-        tracker.set_phase("done")
+
+        def microbatch_loss():
+            positions = cp_positions if cp_positions is not None else _positions(sc)
+            with amp:
+                out = model(input_ids=ids, labels=labels, **positions)
+            return out.loss / sc.microbatches
+
+        _two_steps(
+            sc, tracker, optimizer, microbatch_loss, lambda: _context_parallel(sc, meshes, ids, labels, cp_positions)
+        )
         facts["sdpa_calls"] = dict(sdpa_state["calls"])
         sdpa_state["calls"].update(flash=0, efficient=0, math=0, fallback=0)
     return tracker.report, facts
+
+
+def _start_tracking(sc, tracker, model):
+    """The optimizer over the model's trainable parameters, with the tracker told which storages
+    are parameters and optimizer states; peaks start from here (building the model is not
+    training)."""
+    optimizer = make_optimizer(sc.optimizer, finetune.trainable(model))
+    tracker.mark_parameters(model)
+    tracker.watch_optimizer(optimizer)
+    tracker.reset_peak()
+    return optimizer
+
+
+def _two_steps(sc, tracker, optimizer, microbatch_loss, microbatch_context=contextlib.nullcontext):
+    """Two training steps of sc.microbatches each, every framework's loop in the same order:
+    microbatch_loss() runs the forward and the loss (what it made besides the loss is freed as it
+    returns, as the frameworks `del` their outputs), then the backward; then the optimizer step
+    and zero_grad(set_to_none=True)."""
+    for step in (1, 2):
+        for _ in range(sc.microbatches):
+            with microbatch_context():
+                tracker.set_phase("forward", step)
+                with saved_tensor_marking(tracker):
+                    loss = microbatch_loss()
+                tracker.set_phase("backward", step)
+                loss.backward()
+                del loss
+        tracker.set_phase("optimizer", step)
+        with tracker.answering_scalars():
+            optimizer.step()
+        tracker.check_now()
+        tracker.resolve_peak()  # an optimizer-step peak is split while .grad still exists
+        optimizer.zero_grad(set_to_none=True)
+    tracker.set_phase("done")
 
 
 @contextlib.contextmanager
@@ -129,8 +154,10 @@ def _positions(sc):
     # HF derives positions from the embedding output's length; under sequence parallelism that
     # output is a sequence shard, so the full positions are passed as the caller would; under
     # context parallelism they are sharded with the tokens (_context_parallel)
-    if (sc.tp > 1 and sc.sequence_parallel) or sc.cp > 1:
+    if sc.cp > 1:  # a buffer context_parallel shards with the tokens: one row per sequence
         return {"position_ids": torch.arange(sc.seq_len).unsqueeze(0).expand(sc.micro_batch, -1).contiguous()}
+    if sc.tp > 1 and sc.sequence_parallel:
+        return {"position_ids": torch.arange(sc.seq_len).unsqueeze(0)}
     return {}
 
 
@@ -267,29 +294,15 @@ def _run_torchtune(sc, tracker, facts, sdpa_state):
     facts["model_class"] = type(model).__name__
     facts["attn_implementation"] = "sdpa"
     facts["recomputed_layers"] = torchtune_run.apply_recompute(model, sc.recompute)
-    optimizer = make_optimizer(sc.optimizer, [p for p in model.parameters() if p.requires_grad])
-    tracker.mark_parameters(model)
-    tracker.watch_optimizer(optimizer)
-    tracker.reset_peak()
+    optimizer = _start_tracking(sc, tracker, model)
     ids = torch.randint(0, model.tok_embeddings.num_embeddings, (sc.micro_batch, sc.seq_len))
     loss_fn, labels = torchtune_run.loss_and_labels(ids)
-    for step in (1, 2):
-        for _ in range(sc.microbatches):
-            tracker.set_phase("forward", step)
-            with saved_tensor_marking(tracker):
-                logits = model(ids)
-                loss = loss_fn(logits, labels) / sc.microbatches
-            del logits
-            tracker.set_phase("backward", step)
-            loss.backward()
-            del loss
-        tracker.set_phase("optimizer", step)
-        with tracker.answering_scalars():
-            optimizer.step()
-        tracker.check_now()
-        tracker.resolve_peak()
-        optimizer.zero_grad(set_to_none=True)
-    tracker.set_phase("done")
+
+    def microbatch_loss():
+        logits = model(ids)
+        return loss_fn(logits, labels) / sc.microbatches
+
+    _two_steps(sc, tracker, optimizer, microbatch_loss)
     facts["sdpa_calls"] = dict(sdpa_state["calls"])
     sdpa_state["calls"].update(flash=0, efficient=0, math=0, fallback=0)
     return tracker.report, facts
@@ -314,29 +327,15 @@ def _run_torchtitan(sc, meshes, tracker, facts):
     facts["recomputed_layers"] = torchtitan_run.apply_recompute(model, sc.recompute)
     torchtitan_run.apply_fsdp(model, meshes if meshes is not None else one_rank, sc.reshard_after_forward)
     layouts._tag_fsdp_buffers(tracker)
-    optimizer = make_optimizer(sc.optimizer, [p for p in model.parameters() if p.requires_grad])
-    tracker.mark_parameters(model)
-    tracker.watch_optimizer(optimizer)
-    tracker.reset_peak()
+    optimizer = _start_tracking(sc, tracker, model)
     ids = torch.randint(0, model.tok_embeddings.num_embeddings, (sc.micro_batch, sc.seq_len))
     loss_fn = torchtitan_run.loss_fn()
     tokens = torch.tensor(float(sc.micro_batch * sc.seq_len * sc.microbatches))
-    for step in (1, 2):
-        for _ in range(sc.microbatches):
-            tracker.set_phase("forward", step)
-            with saved_tensor_marking(tracker):
-                pred = model(ids, positions=positions, attention_masks=masks)
-                loss, _ = loss_fn(pred, ids, tokens)
-            del pred
-            tracker.set_phase("backward", step)
-            loss.backward()
-            del loss
-        tracker.set_phase("optimizer", step)
-        with tracker.answering_scalars():
-            optimizer.step()
-        tracker.check_now()
-        tracker.resolve_peak()
-        optimizer.zero_grad(set_to_none=True)
-    tracker.set_phase("done")
+
+    def microbatch_loss():
+        pred = model(ids, positions=positions, attention_masks=masks)
+        return loss_fn(pred, ids, tokens)[0]
+
+    _two_steps(sc, tracker, optimizer, microbatch_loss)
     facts["sdpa_calls"] = {}
     return tracker.report, facts

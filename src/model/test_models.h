@@ -8,8 +8,27 @@
 
 #include "vramplan/model/hf_config.h"
 #include "vramplan/model/model.h"
+#include "vramplan/model/presets.h"
 
 namespace vramplan::testing {
+
+// A catalog preset's model as the CLI reads it, cut to its first `layers` decoder layers when
+// `layers` > 0 (the per-layer lists follow; MoE layers stay MoE).
+inline ModelConfig preset_model(std::string_view name, int64_t layers = 0) {
+  const Preset* preset = find_preset(name);
+  EXPECT_NE(preset, nullptr) << name;
+  if (preset == nullptr) return {};
+  Result<ParsedModel> parsed = parse_hf_config(preset->config, preset->name);
+  EXPECT_TRUE(parsed.ok()) << name;
+  if (!parsed.ok()) return {};
+  ModelConfig m = parsed->model;
+  if (layers > 0) {
+    m.num_layers = layers;
+    m.moe_layers.resize(static_cast<size_t>(layers), m.is_moe());
+    m.layer_attention.resize(static_cast<size_t>(layers), LayerAttention::kFull);
+  }
+  return m;
+}
 
 // Llama-3.1-8B's shape: h 4096, 32 layers, 32 heads, 8 KV heads, d 128, f 14336, V 128256.
 inline ModelConfig llama8b_shape() {

@@ -15,12 +15,8 @@ namespace vramplan {
 namespace {
 
 Scenario preset_scenario(const char* name) {
-  const Preset* preset = find_preset(name);
-  EXPECT_NE(preset, nullptr) << name;
-  Result<ParsedModel> parsed = parse_hf_config(preset->config, preset->name);
-  EXPECT_TRUE(parsed.ok());
   Scenario s;
-  s.model = parsed->model;
+  s.model = testing::preset_model(name);
   return s;
 }
 

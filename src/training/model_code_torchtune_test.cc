@@ -5,10 +5,9 @@
 
 #include <string>
 
+#include "model/test_models.h"
 #include "training/activations.h"
 #include "training/finetune/finetune_rows.h"
-#include "vramplan/model/hf_config.h"
-#include "vramplan/model/presets.h"
 #include "vramplan/training/estimate.h"
 #include "vramplan/training/finetune.h"
 #include "vramplan/training/frameworks.h"
@@ -18,15 +17,8 @@ namespace {
 
 // One GPU, bf16 everything, lazy gradients: torchtune's single-device recipes.
 Scenario torchtune_scenario(const char* preset_name, int64_t layers) {
-  const Preset* preset = find_preset(preset_name);
-  EXPECT_NE(preset, nullptr) << preset_name;
-  Result<ParsedModel> parsed = parse_hf_config(preset->config, preset->name);
-  EXPECT_TRUE(parsed.ok());
   Scenario s;
-  s.model = parsed->model;
-  s.model.num_layers = layers;
-  s.model.moe_layers.resize(static_cast<size_t>(layers), false);
-  s.model.layer_attention.resize(static_cast<size_t>(layers), LayerAttention::kFull);
+  s.model = testing::preset_model(preset_name, layers);
   s.training.seq_len = 4096;
   s.training.micro_batch = 1;
   s.training.global_batch = 1;

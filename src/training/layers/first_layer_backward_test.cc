@@ -4,9 +4,7 @@
 
 #include "model/test_models.h"
 #include "training/activations.h"
-#include "vramplan/model/hf_config.h"
 #include "vramplan/model/params.h"
-#include "vramplan/model/presets.h"
 #include "vramplan/training/estimate.h"
 #include "vramplan/training/frameworks.h"
 
@@ -105,15 +103,8 @@ TEST(FirstLayerBackward, OnlyWhereItsOpOrderWasRead) {
 // gpt-oss's eager attention with sinks: its attention backward holds three score-sized tensors
 // (the softmax's input gradient, max's new_zeros and scatter), b·a·s·(s+1)·B each.
 Scenario gpt_oss(DType dtype, Recompute recompute) {
-  const Preset* preset = find_preset("gpt-oss-20b");
-  EXPECT_NE(preset, nullptr);
-  Result<ParsedModel> parsed = parse_hf_config(preset->config, preset->name);
-  EXPECT_TRUE(parsed.ok());
   Scenario s;
-  s.model = parsed->model;
-  s.model.num_layers = 2;
-  s.model.moe_layers.resize(2, true);
-  s.model.layer_attention.resize(2, LayerAttention::kFull);
+  s.model = testing::preset_model("gpt-oss-20b", 2);
   apply_model_code(ModelCode::kTransformers, s);
   s.conventions.lazy_gradients = true;
   s.training.seq_len = 4096;
