@@ -13,12 +13,24 @@ constexpr int64_t kGiB = 1ll << 30;
 
 TEST(BuiltinGpus, HasEveryCatalogIdInOrder) {
   const std::vector<std::string> expected = {
-      "v100-16gb",    "v100-32gb", "a10-24gb",     "l4-24gb",        "a100-40gb",  "a100-80gb",
-      "h100-80gb",    "h100-94gb", "h100-96gb",    "h200-141gb",     "b200-180gb", "mi300x-192gb",
-      "mi325x-256gb", "l40s-48gb", "rtx4090-24gb", "rtx6000ada-48gb"};
+      "v100-16gb",    "v100-32gb",    "a10-24gb",  "l4-24gb",      "a100-40gb",      "a100-80gb",
+      "h100-80gb",    "h100-94gb",    "h100-96gb", "h200-141gb",   "b200-180gb",     "gb200-186gb",
+      "mi300x-192gb", "mi325x-256gb", "l40s-48gb", "rtx4090-24gb", "rtx6000ada-48gb"};
   std::vector<std::string> ids;
   for (const Gpu& gpu : builtin_gpus().gpus) ids.push_back(gpu.id);
   EXPECT_EQ(ids, expected);
+}
+
+TEST(BuiltinGpus, Gb200NodeIsTheNvl72Rack) {
+  // The NVLink domain is what "node" means to the step time and the planner's TP limit.
+  const Gpu* gb200 = builtin_gpus().find("gb200-186gb");
+  ASSERT_NE(gb200, nullptr);
+  EXPECT_EQ(gb200->gpus_per_node, 72);
+  EXPECT_EQ(gb200->nvlink_gbps, 900);
+  EXPECT_EQ(gb200->peak_tflops(DType::kBf16), 2500);
+  EXPECT_EQ(gb200->peak_tflops(DType::kFp8), 5000);
+  // Two GPUs share a superchip's NVLink-C2C link to their Grace CPU.
+  EXPECT_EQ(gb200->host_link_gbps, 225);
 }
 
 // The driver's total differs from the marketed decimal GB by ECC, reserved memory and the

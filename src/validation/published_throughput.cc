@@ -22,10 +22,11 @@ using nlohmann::json;
 
 constexpr const char* kPublished = "measurements/published_throughput.csv";
 
-// The catalog GPU a row was measured on; nullptr where the catalog has none (GB200's NVL72 racks,
-// for one, are another cluster than the catalog's 8-GPU nodes).
+// The catalog GPU a row was measured on; nullptr where the catalog has none. GB200 rows ran on
+// NVL72 racks, whose catalog entry makes the 72-GPU NVLink domain the node.
 const Gpu* catalog_gpu(const std::string& published) {
   if (published == "b200") return builtin_gpus().find("b200-180gb");
+  if (published == "gb200") return builtin_gpus().find("gb200-186gb");
   return builtin_gpus().find(published);
 }
 
