@@ -18,13 +18,15 @@ report="$(mktemp "${TMPDIR:-/tmp}/vramplan-validate.XXXXXX.json")"
 serving="$(mktemp "${TMPDIR:-/tmp}/vramplan-serving.XXXXXX.json")"
 throughput="$(mktemp "${TMPDIR:-/tmp}/vramplan-throughput.XXXXXX.json")"
 calibration="$(mktemp "${TMPDIR:-/tmp}/vramplan-calibration.XXXXXX.json")"
-trap 'rm -f "$report" "$serving" "$throughput" "$calibration"' EXIT
+planner="$(mktemp "${TMPDIR:-/tmp}/vramplan-planner.XXXXXX.json")"
+trap 'rm -f "$report" "$serving" "$throughput" "$calibration" "$planner"' EXIT
 build/vramplan validate --format json >"$report"
 build/vramplan validate --serving --format json >"$serving"
 build/vramplan validate --throughput --format json >"$throughput"
 build/vramplan validate --calibrate-published --format json >"$calibration"
+build/vramplan validate --planner --format json >"$planner"
 "$python" scripts/accuracy_report.py "$report" --serving "$serving" --throughput "$throughput" \
-  --published-calibration "$calibration" \
+  --published-calibration "$calibration" --planner "$planner" \
   --peers data/measurements/peer_estimates.json --docs docs
 # The uncertainty bands estimates carry (compiled in: rebuild to pick up a change).
 build/vramplan validate --bands >data/uncertainty.json.tmp

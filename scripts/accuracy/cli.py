@@ -52,6 +52,12 @@ def parse_args(argv=None):
         help="also `vramplan validate --calibrate-published --format json`: what a fit on the "
         "published rows reaches, held-out part apart",
     )
+    parser.add_argument(
+        "--planner",
+        metavar="REPORT.json",
+        help="also `vramplan validate --planner --format json`: the planner's top choices "
+        "against the sweep's measured throughput (with --throughput)",
+    )
     return parser.parse_args(argv)
 
 
@@ -78,6 +84,8 @@ def main(argv=None):
         throughput = read_json(args.throughput)
         if args.published_calibration:
             throughput["published_calibration"] = read_json(args.published_calibration)
+        if args.planner:
+            throughput["planner"] = read_json(args.planner)
         path = os.path.join(plot_dir, THROUGHPUT_PLOT + ".svg")
         plot_throughput(throughput, path)
         written.append(path)

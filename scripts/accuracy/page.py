@@ -16,7 +16,7 @@ from .reference_section import reference_section
 from .serving_section import serving_section
 from .gpu_step_section import gpu_step_section
 from .published_section import published_section
-from .throughput_sections import throughput_sections
+from .throughput_sections import planner_section, throughput_sections
 
 REGENERATE = "scripts/accuracy_report.sh"
 
@@ -44,6 +44,7 @@ def markdown(report, throughput=None, peers=None):
     ]
     if throughput is not None:
         parts += throughput_sections(throughput)
+        parts.append(planner_section(throughput.get("planner")))
         parts += published_section(
             throughput.get("published"), throughput.get("published_calibration")
         )

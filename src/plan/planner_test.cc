@@ -309,6 +309,7 @@ TEST(Planner, UltraScaleCheckCoversEveryGroup) {
   Result<PlannerCheck> check = check_planner_on_ultrascale();
   ASSERT_TRUE(check.ok()) << check.error().message();
   EXPECT_EQ(check->groups.size(), 26u);  // 4 models × 5-7 GPU counts
+  int within = 0;
   for (const PlannerCheckGroup& g : check->groups) {
     EXPECT_GT(g.measured, 0);
     EXPECT_GT(g.best_measured, 0);
@@ -317,7 +318,11 @@ TEST(Planner, UltraScaleCheckCoversEveryGroup) {
       EXPECT_LE(g.top_fraction, 1.0);
       EXPECT_EQ(g.ran_plan_rank, 1);
     }
+    within += g.top_measured_rank > 0 && g.top_fraction >= 0.95;
   }
+  // The target's count: top choices that ran and measured within 5% of the group's best.
+  EXPECT_EQ(check->top_within_5pct, within);
+  EXPECT_LE(check->top_within_5pct, check->top_ran);
 }
 
 }  // namespace

@@ -45,9 +45,23 @@ struct ThroughputSummary {
   double spearman_mfu = 0;
 };
 
+// How well the model orders the layouts of one (model, GPU count) group of the sweep — the
+// choices a user has for that model on that cluster: Spearman's ρ of predicted and measured
+// tokens/s per GPU over the group's compared runs (groups of at least 3).
+struct GroupRanking {
+  std::string model;
+  int64_t gpus = 0;
+  int rows = 0;
+  double spearman_tok = 0;
+};
+
+// Issue 23's bar for ordering: ρ >= 0.9 within every group.
+inline constexpr double kGroupRankingGoal = 0.9;
+
 struct ThroughputReport {
   std::vector<ThroughputRow> rows;
   std::vector<ThroughputSummary> summaries;  // per model, then "all"
+  std::vector<GroupRanking> group_rankings;  // per (model, GPU count), in the rows' order
   std::vector<AccuracyTarget> targets;
   StepTimeConstants constants;
   PublishedReport published;  // the same constants on published throughput (published_throughput.h)

@@ -107,12 +107,17 @@ json throughput_report_to_json(const ThroughputReport& report) {
                                 {"median_abs_mfu_pct", s.median_abs_mfu_pct},
                                 {"spearman_tok", s.spearman_tok},
                                 {"spearman_mfu", s.spearman_mfu}});
-  for (const AccuracyTarget& t : report.targets)
-    out["targets"].push_back({{"name", t.name},
-                              {"value", t.value},
-                              {"target", t.target},
-                              {"at_most", t.at_most},
-                              {"met", t.met()}});
+  out["group_rankings"] = json::array();
+  for (const GroupRanking& g : report.group_rankings)
+    out["group_rankings"].push_back(
+        {{"model", g.model}, {"gpus", g.gpus}, {"rows", g.rows}, {"spearman_tok", g.spearman_tok}});
+  for (const AccuracyTarget& t : report.targets) {
+    json target = {{"name", t.name},       {"value", t.value}, {"target", t.target},
+                   {"at_most", t.at_most}, {"met", t.met()},   {"open", t.open()},
+                   {"passes", t.passes()}};
+    if (t.open()) target["committed"] = t.committed;
+    out["targets"].push_back(target);
+  }
   out["published"] = published_report_to_json(report.published);
   out["gpu_measured"] = published_report_to_json(report.gpu_measured);
   return out;
@@ -130,7 +135,8 @@ MemoryGate memory_gate(const ValidationReport& report, const std::string& only) 
 
 int throughput_targets_missed(const ThroughputReport& report) {
   int missed = 0;
-  for (const AccuracyTarget& t : report.targets) missed += !t.met();
+  // Open targets (not met yet) miss only when they get worse than their committed figure.
+  for (const AccuracyTarget& t : report.targets) missed += !t.passes();
   return missed;
 }
 

@@ -37,6 +37,7 @@ struct PlannerCheck {
   std::vector<PlannerCheckGroup> groups;
   int top_ran = 0;                 // groups whose top choice ran
   int top_in_top3 = 0;             // ... and was among the 3 fastest measured
+  int top_within_5pct = 0;         // ... and measured at least 95% of the best (the target)
   double median_ran_fraction = 0;  // median over groups of ran_fraction
   double min_ran_fraction = 0;
 };
