@@ -251,6 +251,11 @@ constexpr OptionSpec kOptions[] = {
      "(torchtitan's TP plan, nanotron tp_recompute_allgather: false) instead of the sequence "
      "shard",
      ""},
+    {"tp_comm_overlap", K::kBool, "framework", "false",
+     "step time: TP all-gathers and reduce-scatters overlap the layer's TP GEMMs (Transformer "
+     "Engine userbuffers, Megatron --tp-comm-overlap; torchtitan async TP); only what outlasts "
+     "the GEMMs is exposed",
+     ""},
     {"tp_allgather_buffer", K::kBool, "framework", "false (true: nanotron)",
      "a persistent n·h buffer for the sequence-parallel all-gathers (nanotron MemoryBuffer)", ""},
     {"pipeline_fsdp_unsharded", K::kBool, "framework", "false (true: torchtitan)",

@@ -1,6 +1,7 @@
 #include "perf/step_time_sections.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace vramplan {
 namespace {
@@ -44,16 +45,33 @@ void add_ops(const StepTimeData& data, const OpList& ops, SectionTime& t) {
   }
 }
 
+// The layer's TP-sharded GEMMs (not the routed experts' grouped ones), forward and backward:
+// what overlapped TP communication can hide behind.
+std::pair<double, double> tp_gemm_seconds(const StepTimeData& data, const OpList& ops) {
+  double fwd = 0, bwd = 0;
+  for (int i = 0; i < ops.count; ++i) {
+    if (ops.ops[i].kind != OpKind::kMatmul) continue;
+    fwd += op_seconds(data, ops.ops[i], false);
+    bwd += op_seconds(data, ops.ops[i], true);
+  }
+  return {fwd, bwd};
+}
+
 // Tensor-parallel collectives of one layer. Each TP block (attention, dense or shared-expert
 // MLP) all-gathers its input and reduce-scatters its output with sequence parallelism, or
-// all-reduces the output without it (the same ring time), forward and again backward.
+// all-reduces the output without it (the same ring time), forward and again backward. With
+// tp_comm_overlap (Transformer Engine userbuffers, torchtitan async TP) each collective is cut
+// into chunks that run beside the partial GEMMs it feeds or drains: only what outlasts the
+// layer's TP GEMMs stays exposed.
 void add_tp_comm(const Scenario& s, const OpDims& d, LayerKind kind, const Network& net,
-                 SectionTime& t) {
+                 std::pair<double, double> gemms, SectionTime& t) {
   const double block = net.ring(d.tokens * s.model.hidden * d.act_bytes, d.tp, 1);
   double blocks = 1;  // attention
   if (!kind.moe || s.model.moe.shared_experts > 0) blocks += 1;
-  t.tp_fwd += 2 * blocks * block;
-  t.tp_bwd += 2 * blocks * block;
+  const bool overlap = s.conventions.tp_comm_overlap && d.tp > 1;
+  const double comm = 2 * blocks * block;
+  t.tp_fwd += overlap ? std::max(0.0, comm - gemms.first) : comm;
+  t.tp_bwd += overlap ? std::max(0.0, comm - gemms.second) : comm;
   if (d.tp > 1) {
     t.launches_fwd += 2 * blocks;
     t.launches_bwd += 2 * blocks;
@@ -119,7 +137,7 @@ SectionTime layer_time(const StepTimeData& data, const Scenario& s, const OpDims
   layer_ops(s, d, kind, ops);
   SectionTime t;
   add_ops(data, ops, t);
-  add_tp_comm(s, d, kind, net, t);
+  add_tp_comm(s, d, kind, net, tp_gemm_seconds(data, ops), t);
   if (kind.moe) add_ep_comm(s, d, net, t);
   add_cp_comm(data, s, d, net, t.attention_fwd, t);
   return t;

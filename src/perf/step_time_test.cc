@@ -329,3 +329,40 @@ TEST(ChunkSplit, FollowsNanotronsComputeCostSplit) {
 
 }  // namespace
 }  // namespace vramplan
+
+namespace vramplan {
+namespace {
+
+// TP communication overlap (Transformer Engine userbuffers, torchtitan async TP): the TP
+// collectives hide behind the layer's TP GEMMs, so only what outlasts them is exposed; compute
+// does not change, and without TP the setting does nothing.
+TEST(StepTime, TpCommOverlapExposesOnlyWhatOutlastsTheGemms) {
+  Scenario s = llama8b(1, 8);
+  s.parallel.tp = 8;
+  const StepTime plain = evaluate(s);
+  s.conventions.tp_comm_overlap = true;
+  const StepTime overlapped = evaluate(s);
+  EXPECT_GT(plain.tp_comm_s, 0);
+  EXPECT_LT(overlapped.tp_comm_s, plain.tp_comm_s);
+  EXPECT_DOUBLE_EQ(overlapped.compute_s, plain.compute_s);
+  EXPECT_LT(overlapped.step_time_s, plain.step_time_s);
+  // NVLink at 1 GB/s: the collectives outlast the GEMMs, and the overlap hides exactly the
+  // GEMMs' time (forward and backward of every layer), never more.
+  Cluster slow = kCluster;
+  slow.intra_node_gbps = 1;
+  const StepTime slow_overlapped = evaluate(s, {}, slow);
+  s.conventions.tp_comm_overlap = false;
+  const StepTime slow_plain = evaluate(s, {}, slow);
+  EXPECT_GT(slow_overlapped.tp_comm_s, 0);
+  EXPECT_LT(slow_overlapped.tp_comm_s, slow_plain.tp_comm_s);
+  EXPECT_LT(slow_plain.tp_comm_s - slow_overlapped.tp_comm_s, slow_plain.compute_s);
+  // One GPU: nothing to overlap.
+  Scenario one = llama8b(1, 8);
+  one.conventions.tp_comm_overlap = true;
+  const StepTime alone = evaluate(one);
+  one.conventions.tp_comm_overlap = false;
+  EXPECT_DOUBLE_EQ(alone.step_time_s, evaluate(one).step_time_s);
+}
+
+}  // namespace
+}  // namespace vramplan

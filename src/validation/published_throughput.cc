@@ -74,6 +74,15 @@ json settings_of(const CsvRow& r, const std::string& recipe) {
   if (integer(r["ep"], 1) > 1) s["ep"] = integer(r["ep"], 1);
   if (!r["etp"].empty()) s["etp"] = integer(r["etp"], 1);
   if (!r["recompute"].empty()) s["recompute"] = r["recompute"];
+  // Megatron-Bridge's performance recipes turn on Transformer Engine's TP communication overlap
+  // whenever tp > 1, but not for NVFP4 (scripts/performance/configs/llama/llama3_llm_pretrain.py:
+  // CommOverlapConfig(tp_comm_overlap=tp > 1), userbuffers configs for 70B); NeMo 2's
+  // performance scripts do the same (userbuffers_*_tp*_mbs1_seqlen8192).
+  // torchtitan's tables name async TP per row; the notes carry it ("async TP on", "+ AsyncTP").
+  const bool async_tp = r["notes"].find("async TP on") != std::string::npos ||
+                        r["notes"].find("AsyncTP") != std::string::npos;
+  const bool overlap = framework == "torchtitan" ? async_tp : r["precision"] != "nvfp4";
+  if (integer(r["tp"], 1) > 1 && overlap) s["tp_comm_overlap"] = true;
   return s;
 }
 

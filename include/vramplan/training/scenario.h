@@ -223,6 +223,12 @@ struct Conventions {
   // its weight gradient: Megatron saves its sequence shard and all-gathers it again in the
   // backward (false); nanotron before tp_recompute_allgather (2025) saved the gathered input.
   bool sp_saves_gathered_inputs = false;
+  // Tensor-parallel communication overlapped with the GEMMs beside it (step time only):
+  // Transformer Engine's userbuffers (Megatron --tp-comm-overlap; Megatron-Bridge's performance
+  // recipes turn it on whenever tp > 1) and torchtitan's async TP split each all-gather /
+  // reduce-scatter into chunks pipelined with the partial GEMMs, so only what outlasts the
+  // layer's TP GEMMs is exposed.
+  bool tp_comm_overlap = false;
   // PyTorch DDP without gradient_as_bucket_view keeps its own copy of every gradient in its
   // buckets (Hugging Face Trainer / accelerate default).
   bool ddp_bucket_copy = false;

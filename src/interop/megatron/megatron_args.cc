@@ -431,8 +431,13 @@ class Importer {
     for (const char* name : {"--cuda-graph-scope", "--cuda-graph-modules"})
       if (const std::string* v = t_.take(name))
         out_.unsupported(name, *v, "CUDA graphs of parts of each layer");
-    if (const std::string* v = t_.take("--tp-comm-overlap"))
-      out_.unsupported("--tp-comm-overlap", *v, "Transformer Engine userbuffers");
+    if (const std::string* v = t_.take("--tp-comm-overlap")) {
+      // The step time overlaps the TP collectives; the userbuffers' own memory is not counted.
+      out_.set("--tp-comm-overlap", *v, "tp_comm_overlap", *v != "false");
+      out_.warn(
+          "--tp-comm-overlap: Transformer Engine's userbuffers are not counted in the "
+          "memory estimate");
+    }
     if (const std::string* v = t_.take("--first-last-layers-bf16"))
       out_.unsupported("--first-last-layers-bf16", *v, "fp8 models with bf16 end layers");
     if (const std::string* v = t_.take("--defer-embedding-wgrad-compute"))

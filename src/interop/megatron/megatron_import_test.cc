@@ -144,6 +144,21 @@ TEST(MegatronImport, OptimizerCpuOffloadAndItsFraction) {
   EXPECT_GT(e->estimate.peak.host_bytes, 0);
 }
 
+// --tp-comm-overlap sets the step time's TP overlap; the userbuffers' memory is a warning.
+TEST(MegatronImport, TpCommOverlapReachesTheStepTime) {
+  std::string script = fixture("llama3_8b_pretrain.sh");
+  const std::string last = "${LOGGING_ARGS[@]}";
+  ASSERT_NE(script.rfind(last), std::string::npos);
+  script.insert(script.rfind(last) + last.size(), " --tp-comm-overlap");
+  Result<SettingsEstimate> e = estimate_settings({{"from", script}}, kNoFiles);
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  EXPECT_TRUE(e->resolved.scenario.conventions.tp_comm_overlap);
+  const std::vector<std::string>& warnings = e->resolved.imported->warnings;
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("userbuffers") != std::string::npos;
+  }));
+}
+
 TEST(MegatronImport, UnknownTextIsAnErrorNamingFrom) {
   Result<Imported> none = import_config("hello world");
   ASSERT_FALSE(none.ok());

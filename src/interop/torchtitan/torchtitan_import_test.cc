@@ -98,6 +98,8 @@ TEST(TorchtitanImport, ReadsTheSpellingOf2024) {
   EXPECT_TRUE(has_key(i.understood, "float8.enable_float8_linear", "torchao"));
   EXPECT_TRUE(has_key(i.understood, "training.compile", "full checkpointing"));
   EXPECT_TRUE(warns(i, "experimental.enable_async_tensor_parallel"));
+  // Async TP overlaps the TP collectives with the GEMMs in the step time.
+  EXPECT_EQ(s["tp_comm_overlap"], true);
   EXPECT_TRUE(warns(i, "float8.enable_fsdp_float8_all_gather"));
 }
 

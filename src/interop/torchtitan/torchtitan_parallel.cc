@@ -140,9 +140,13 @@ std::optional<Error> tensor_parallel_options(TitanJob& job) {
   if (const TitanValue* v = job.keys.take("parallelism.enable_async_tensor_parallel")) {
     Result<bool> on = job.keys.boolean(*v);
     if (!on) return on.error();
-    if (*on && job.tp > 1)
-      job.out.unsupported(v->written, v->text, "async TP's symmetric-memory buffers");
-    else
+    if (*on && job.tp > 1) {
+      // The step time overlaps the TP collectives with the GEMMs; the memory side lacks the
+      // symmetric-memory buffers async TP allocates, and says so.
+      job.out.set(v->written, v->text, "tp_comm_overlap", true);
+      job.out.warn(std::string(v->written) +
+                   ": async TP's symmetric-memory buffers are not counted in the memory estimate");
+    } else
       job.out.ignore(v->written, v->text, job.tp > 1 ? kNoMemoryEffect : "no effect without TP");
   }
   if (job.tp > 1)

@@ -140,6 +140,7 @@ export const LABELS: Record<string, string> = {
   mha_keeps_packed_qkv: 'MHA keeps packed Q|K|V buffer',
   sp_saves_gathered_inputs: 'SP linears save gathered inputs',
   tp_allgather_buffer: 'Persistent TP all-gather buffer',
+  tp_comm_overlap: 'TP communication overlap (step time)',
   pipeline_fsdp_unsharded: 'PP stages keep FSDP unsharded',
   attention_scores_buffer: 'Persistent attention-scores buffer',
   fp32_grad_copy: 'fp32 gradient copy at the step',
