@@ -54,7 +54,28 @@ def finding(published):
             f"{pct(held_out['p90_abs_tok_pct'])} against the targets of 10% and 20%: "
             + ("met." if met else "not met yet.")
         )
+    text += release_floor_text(published)
     return text
+
+
+def release_floor_text(published):
+    """The same layout measured in several releases: how far the data disagrees with itself."""
+    floor, held = published.get("release_floor"), published.get("held_out_release_floor")
+    if not floor or not floor["rows"]:
+        return ""
+    text = (
+        f" The data's own spread: {floor['rows']} rows give a layout another release also "
+        f"measured ({floor['groups']} layouts), and differ from their layout's median by a median "
+        f"{pct(floor['median_abs_pct'])}, p90 {pct(floor['p90_abs_pct'])}"
+    )
+    if held and held["rows"]:
+        text += (
+            f"; in the held-out families {pct(held['median_abs_pct'])} and "
+            f"{pct(held['p90_abs_pct'])} ({held['rows']} rows): between releases the software "
+            "(dispatchers, CUDA graphs, fused kernels) moves a layout's throughput, and no "
+            "prediction from the layout alone can get below that p90 on those rows"
+        )
+    return text + "."
 
 
 def calibration_text(calibration):
@@ -111,7 +132,10 @@ def published_section(published, calibration=None):
             "Megatron-Bridge and NeMo performance summaries and torchtitan's benchmark tables "
             "publish for named layouts (model, GPUs, TP/PP/CP/VP/EP, micro and global batch, "
             "sequence length, precision; each row links its table). The layout goes through the "
-            "same settings reader as the CLI, on the catalog GPU and its 8-GPU node. No constant "
+            "same settings reader as the CLI, on the catalog GPU and its node (8 GPUs; GB200: "
+            "the 72-GPU NVL72 rack). Megatron-Bridge and NeMo rows with TP run with TP "
+            "communication overlap, as their performance recipes do (`tp_comm_overlap`, not for "
+            "NVFP4), torchtitan rows where the table says async TP. No constant "
             "was fitted on these rows: the constants are the Ultra-Scale fit above. The Qwen3 and "
             "Llama 2 rows are the held-out part, named before any comparison, for when constants "
             "are calibrated on the rest.",

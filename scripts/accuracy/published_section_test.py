@@ -2,6 +2,7 @@ from accuracy.published_section import (
     calibration_text,
     compared_rows,
     published_section,
+    release_floor_text,
     skip_reasons,
 )
 
@@ -64,3 +65,19 @@ def test_calibration_text_reports_the_held_out_part_of_a_fit():
     text = calibration_text(fit)
     assert "8.0%" in text and "27.0%" in text and "not the defaults" in text
     assert calibration_text(None) == ""
+
+
+def test_release_floor_text_states_the_spread():
+    published = {
+        "release_floor": {"groups": 4, "rows": 9, "median_abs_pct": 1.6, "p90_abs_pct": 13.4},
+        "held_out_release_floor": {
+            "groups": 2,
+            "rows": 5,
+            "median_abs_pct": 1.1,
+            "p90_abs_pct": 34.0,
+        },
+    }
+    text = release_floor_text(published)
+    assert "9 rows" in text and "p90 13.4%" in text
+    assert "1.1% and 34.0% (5 rows)" in text
+    assert release_floor_text({}) == ""

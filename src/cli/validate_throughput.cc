@@ -37,6 +37,14 @@ void print_published(const PublishedReport& report, bool rows, const std::string
     std::cout << fmt::format("{:<28} {:>5} {:>8} {:>9.1f}% {:>8.1f}% {:>+7.1f}% {:>10.3f}\n",
                              s.group, s.rows, s.skipped, s.median_abs_pct, s.p90_abs_pct,
                              s.bias_pct, s.spearman);
+  const NoiseFloor& all = report.release_floor;
+  const NoiseFloor& held = report.held_out_release_floor;
+  if (all.rows > 0)
+    std::cout << fmt::format(
+        "Same layout, other releases: {} rows in {} groups differ from their group's median by "
+        "median {:.1f}%, p90 {:.1f}% (held out: {} rows, median {:.1f}%, p90 {:.1f}%)\n",
+        all.rows, all.groups, all.median_abs_pct, all.p90_abs_pct, held.rows, held.median_abs_pct,
+        held.p90_abs_pct);
   std::cout << "\n";
 }
 

@@ -1,8 +1,8 @@
 // What a serving engine's weight offload (vLLM / SGLang --cpu-offload-gb) costs a decode step:
 // a memory-bound step reads every weight once, those left on the GPU from HBM and the offloaded
 // ones over the GPU's host link (vLLM's UVA reads pinned host memory from the kernels; SGLang
-// copies each offloaded layer in before it runs). Lower bounds, at the step-time model's
-// achieved fractions (StepTimeConstants hbm_efficiency, host_link_efficiency).
+// copies each offloaded layer in before it runs). Lower bounds: HBM at kStreamingHbmEfficiency
+// (weight_reads.cc), the host link at StepTimeConstants::host_link_efficiency.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 #include "base/embedded_data.h"
 #include "training/scenario_checks.h"
 #include "validation/dataset_rows.h"
+#include "validation/published_release_floor.h"
 #include "validation/throughput_validation.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/perf/hardware.h"
@@ -57,6 +58,23 @@ int64_t global_batch_of(const CsvRow& r) {
   return integer(r["micro_batch"], 1) * dp;
 }
 
+// Whether the recipe that ran a row overlaps TP communication with the GEMMs (Transformer
+// Engine userbuffers; torchtitan's async TP). Megatron-Bridge's performance configs
+// (scripts/performance/configs/, read at 55443cb, 2026-06, the same back to 25.11): on whenever
+// tp > 1 for Llama 3 / 3.1 (the recipes' CommOverlapConfig(tp_comm_overlap=True) with userbuffers
+// configs; llama3_8b: tp > 1), Qwen3 and gpt-oss, except for NVFP4; off for Qwen3-235B-A22B on
+// H100 (qwen3_llm_pretrain.py sets tp_comm_overlap=False) and for DeepSeek-V3, whose recipe
+// (recipes/deepseek/deepseek_v3.py) sets it False and whose performance config leaves it. NeMo 2's
+// performance scripts overlap likewise. torchtitan's tables name async TP per row, in the notes.
+bool recipe_overlaps_tp_comm(const CsvRow& r) {
+  if (r["framework"] == "torchtitan")
+    return r["notes"].find("async TP on") != std::string::npos ||
+           r["notes"].find("AsyncTP") != std::string::npos;
+  if (r["precision"] == "nvfp4") return false;
+  if (r["hf_model"].rfind("DeepSeek-V3", 0) == 0) return false;
+  return !(r["hf_model"] == "Qwen3-235B-A22B" && r["gpu"] == "h100-80gb");
+}
+
 json settings_of(const CsvRow& r, const std::string& recipe) {
   const std::string& framework = r["framework"];
   json s = {{"model", r["hf_model"]},
@@ -74,15 +92,7 @@ json settings_of(const CsvRow& r, const std::string& recipe) {
   if (integer(r["ep"], 1) > 1) s["ep"] = integer(r["ep"], 1);
   if (!r["etp"].empty()) s["etp"] = integer(r["etp"], 1);
   if (!r["recompute"].empty()) s["recompute"] = r["recompute"];
-  // Megatron-Bridge's performance recipes turn on Transformer Engine's TP communication overlap
-  // whenever tp > 1, but not for NVFP4 (scripts/performance/configs/llama/llama3_llm_pretrain.py:
-  // CommOverlapConfig(tp_comm_overlap=tp > 1), userbuffers configs for 70B); NeMo 2's
-  // performance scripts do the same (userbuffers_*_tp*_mbs1_seqlen8192).
-  // torchtitan's tables name async TP per row; the notes carry it ("async TP on", "+ AsyncTP").
-  const bool async_tp = r["notes"].find("async TP on") != std::string::npos ||
-                        r["notes"].find("AsyncTP") != std::string::npos;
-  const bool overlap = framework == "torchtitan" ? async_tp : r["precision"] != "nvfp4";
-  if (integer(r["tp"], 1) > 1 && overlap) s["tp_comm_overlap"] = true;
+  if (integer(r["tp"], 1) > 1 && recipe_overlaps_tp_comm(r)) s["tp_comm_overlap"] = true;
   return s;
 }
 
@@ -175,8 +185,12 @@ bool predict(Case& c, const StepTimeConstants& constants) {
   return true;
 }
 
+Result<std::vector<CsvRow>> published_table() {
+  return parse_csv(embedded_file(kPublished), "published_throughput");
+}
+
 Result<std::vector<Case>> read_cases() {
-  Result<std::vector<CsvRow>> table = parse_csv(embedded_file(kPublished), "published_throughput");
+  Result<std::vector<CsvRow>> table = published_table();
   if (!table) return table.error();
   std::vector<Case> cases;
   for (const CsvRow& r : *table) cases.push_back(read_case(r));
@@ -252,6 +266,10 @@ Result<PublishedReport> validate_published_throughput(const StepTimeConstants& c
     report.rows.push_back(std::move(c.row));
   }
   add_summaries(report);
+  Result<std::vector<CsvRow>> table = published_table();
+  if (!table) return table.error();
+  report.release_floor = published_release_floor(*table, false);
+  report.held_out_release_floor = published_release_floor(*table, true);
   return report;
 }
 

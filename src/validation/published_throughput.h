@@ -10,6 +10,7 @@
 
 #include "vramplan/base/error.h"
 #include "vramplan/perf/step_time.h"
+#include "vramplan/validation/validation.h"
 
 namespace vramplan {
 
@@ -44,6 +45,10 @@ struct PublishedSummary {
 struct PublishedReport {
   std::vector<PublishedRow> rows;
   std::vector<PublishedSummary> summaries;
+  // The same layout measured in different releases, against its group's median
+  // (published_release_floor.h): all rows with a preset, and the held-out families alone.
+  NoiseFloor release_floor;
+  NoiseFloor held_out_release_floor;
 };
 
 // Median and p90 |error|, bias and rank correlation of the rows in_group accepts (skipped rows

@@ -72,6 +72,14 @@ json published_report_to_json(const PublishedReport& report) {
                                 {"p90_abs_tok_pct", s.p90_abs_pct},
                                 {"bias_tok_pct", s.bias_pct},
                                 {"spearman_tok", s.spearman}});
+  const auto floor_json = [](const NoiseFloor& f) {
+    return json{{"groups", f.groups},
+                {"rows", f.rows},
+                {"median_abs_pct", f.median_abs_pct},
+                {"p90_abs_pct", f.p90_abs_pct}};
+  };
+  out["release_floor"] = floor_json(report.release_floor);
+  out["held_out_release_floor"] = floor_json(report.held_out_release_floor);
   return out;
 }
 

@@ -48,10 +48,11 @@ struct StepTime {
   double mfu = 0;  // model FLOPs (6·N·tokens + attention, no recompute) / (time · peak bf16 · gpus)
 };
 
-// The few global constants that turn peak rates into achieved ones. Fitted once, within ranges
-// that are physically plausible for each, to the Ultra-Scale Playbook sweep (nanotron on
-// H100 nodes): `vramplan validate --throughput --calibrate` refits them on two of its four models
-// (1B, 8B; 3B and 80B are held out), never per model or per row. Several ended at the edge of
+// The few global constants that turn peak rates into achieved ones. Fitted, within ranges that
+// are physically plausible for each, to the Ultra-Scale Playbook sweep (nanotron on H100 nodes):
+// `vramplan validate --throughput --calibrate` refits them on two of its four models (1B, 8B;
+// 3B and 80B are held out), never per model or per row; last refit 2026-11-27, after the model
+// had changed (docs/roofline.md, "Refit"). Several ended at the edge of
 // their range, and they describe nanotron's eager PyTorch on that cluster: a framework with
 // fused kernels, CUDA graphs or overlapped communication (Megatron-LM with Transformer Engine)
 // runs faster. See docs/roofline.md and docs/accuracy.md.
@@ -59,21 +60,21 @@ struct StepTimeConstants {
   // A GEMM of F FLOPs runs at matmul_efficiency of peak and pays kernel_overhead_s, i.e. at an
   // efficiency of matmul_efficiency·F/(F + matmul_efficiency·peak·kernel_overhead_s): small
   // GEMMs (thin TP shards, few tokens per expert) get a smaller fraction of peak.
-  double matmul_efficiency = 0.85;     // range 0.30–0.85
-  double attention_efficiency = 0.10;  // flash attention's fraction of peak; range 0.10–0.60
-  double hbm_efficiency = 0.92;        // achieved fraction of HBM bandwidth; range 0.60–0.92
-  double kernel_overhead_s = 14e-6;    // per kernel on the GPU: launch gap, tail; 1–20 µs
+  double matmul_efficiency = 0.65;     // range 0.30–0.85
+  double attention_efficiency = 0.20;  // flash attention's fraction of peak; range 0.10–0.60
+  double hbm_efficiency = 0.60;        // achieved fraction of HBM bandwidth; range 0.60–0.92
+  double kernel_overhead_s = 1e-6;     // per kernel on the GPU: launch gap, tail; 1–20 µs
   // CPU time the framework spends issuing one kernel or collective (eager PyTorch with
   // autograd). A microbatch takes max(GPU time, CPU time): small kernels leave the GPU waiting.
-  double cpu_overhead_s = 134e-6;  // range 5–300 µs
+  double cpu_overhead_s = 131e-6;  // range 5–300 µs
   // Every collective also waits for the slowest rank of its group and for the framework to
   // issue it: a fixed cost on top of the alpha-beta ring time.
-  double collective_overhead_s = 93e-6;  // range 5 µs–1 ms
-  double intra_bw_efficiency = 0.855;    // achieved NVLink bus bandwidth / link; 0.30–0.90
+  double collective_overhead_s = 90e-6;  // range 5 µs–1 ms
+  double intra_bw_efficiency = 0.90;     // achieved NVLink bus bandwidth / link; 0.30–0.90
   double inter_bw_efficiency = 0.90;     // achieved network bus bandwidth / NICs; 0.10–0.90
-  double intra_latency_s = 52e-6;        // per ring step inside a node; 1–100 µs
-  double inter_latency_s = 417e-6;       // per ring step across nodes; 5 µs–1 ms
-  double inter_p2p_latency_s = 13.7e-3;  // a pipeline send between nodes; 10 µs–1 s
+  double intra_latency_s = 100e-6;       // per ring step inside a node; 1–100 µs
+  double inter_latency_s = 368e-6;       // per ring step across nodes; 5 µs–1 ms
+  double inter_p2p_latency_s = 8.2e-3;   // a pipeline send between nodes; 10 µs–1 s
   // Offload (not fitted: no measurement in the calibration sets offloads). Pinned-memory copies
   // reach about 80% of a PCIe x16 link (≈25 GB/s on Gen4, ≈50 GB/s on Gen5: NVIDIA's
   // bandwidthTest / nvbandwidth); a CPU optimizer streams at about 60% of the node's DRAM peak

@@ -1,0 +1,44 @@
+#include "validation/published_release_floor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "validation/dataset_rows.h"
+#include "validation/published_throughput.h"
+
+namespace vramplan {
+
+NoiseFloor published_release_floor(const std::vector<CsvRow>& rows, bool held_out_only) {
+  static const char* const kLayout[] = {"hf_model",  "gpu",         "gpus",         "tp",
+                                        "pp",        "cp",          "vp",           "ep",
+                                        "etp",       "micro_batch", "global_batch", "seq_len",
+                                        "precision", "recompute",   "framework"};
+  std::map<std::string, std::vector<double>> groups;
+  for (const CsvRow& r : rows) {
+    const double measured = std::strtod(r["tokens_per_s_per_gpu"].c_str(), nullptr);
+    if (r["hf_model"].empty() || !(measured > 0)) continue;
+    if (held_out_only && !published_held_out(r["hf_model"])) continue;
+    std::string key;
+    for (const char* column : kLayout) key += r[column] + "|";
+    groups[key].push_back(measured);
+  }
+  NoiseFloor floor;
+  std::vector<double> abs_errors;
+  for (auto& [layout, measured] : groups) {
+    if (measured.size() < 2) continue;
+    ++floor.groups;
+    std::sort(measured.begin(), measured.end());
+    const size_t n = measured.size();
+    const double median = n % 2 ? measured[n / 2] : (measured[n / 2 - 1] + measured[n / 2]) / 2;
+    for (double m : measured) abs_errors.push_back(std::fabs(median - m) / m * 100.0);
+  }
+  std::sort(abs_errors.begin(), abs_errors.end());
+  floor.rows = static_cast<int>(abs_errors.size());
+  floor.median_abs_pct = dataset_rows::percentile(abs_errors, 0.5);
+  floor.p90_abs_pct = dataset_rows::percentile(abs_errors, 0.9);
+  return floor;
+}
+
+}  // namespace vramplan
