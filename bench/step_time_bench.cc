@@ -9,7 +9,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "validation/throughput_validation.h"
+#include "validation/throughput/throughput_validation.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/perf/hardware.h"
 #include "vramplan/perf/roofline.h"

@@ -62,14 +62,37 @@ def test_target_cells_say_open_with_the_committed_figure():
 def test_group_ranking_section_counts_groups_at_the_goal():
     tp = {
         "group_rankings": [
-            {"model": "1B", "gpus": 8, "rows": 30, "spearman_tok": 0.95},
-            {"model": "1B", "gpus": 16, "rows": 40, "spearman_tok": 0.5},
-            {"model": "8B", "gpus": 8, "rows": 12, "spearman_tok": 0.9},
+            {
+                "model": "1B",
+                "gpus": 8,
+                "rows": 30,
+                "spearman_tok": 0.95,
+                "twin_pairs": 4,
+                "twin_spearman_tok": 1.0,
+            },
+            {
+                "model": "1B",
+                "gpus": 16,
+                "rows": 40,
+                "spearman_tok": 0.5,
+                "twin_pairs": 5,
+                "twin_spearman_tok": 0.4,
+            },
+            {
+                "model": "8B",
+                "gpus": 8,
+                "rows": 12,
+                "spearman_tok": 0.9,
+                "twin_pairs": 0,
+                "twin_spearman_tok": 0,
+            },
         ]
     }
     text = "\n".join(group_ranking_section(tp))
     assert "2 of 3 groups reach it" in text
     assert "worst 0.500" in text
+    assert "≥ 0.9 in 1 of 2 groups" in text
+    assert "| 8 | 12 | 0.900 | — | — |" in text
     assert group_ranking_section({"group_rankings": []}) == []
 
 

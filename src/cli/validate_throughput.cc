@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "validation/throughput_validation.h"
+#include "validation/throughput/throughput_validation.h"
 #include "validation/validation_modes.h"
 
 namespace vramplan::cli {
@@ -51,12 +51,17 @@ void print_published(const PublishedReport& report, bool rows, const std::string
 void print_group_rankings(const ThroughputReport& report) {
   std::cout << fmt::format(
       "Ordering within each (model, GPU count) group of the sweep: Spearman's rho of predicted "
-      "and measured tokens/s (groups of 3 or more runs; goal >= {:g})\n",
+      "and measured tokens/s (groups of 3 or more runs; goal >= {:g}), and of the sweep against "
+      "itself: its ZeRO-0 and ZeRO-1 runs of the same layouts (3 or more pairs)\n",
       kGroupRankingGoal);
-  std::cout << fmt::format("{:<6} {:>5} {:>5} {:>8}\n", "model", "gpus", "runs", "rho");
-  for (const GroupRanking& g : report.group_rankings)
-    std::cout << fmt::format("{:<6} {:>5} {:>5} {:>8.3f}\n", g.model, g.gpus, g.rows,
-                             g.spearman_tok);
+  std::cout << fmt::format("{:<6} {:>5} {:>5} {:>8} {:>6} {:>9}\n", "model", "gpus", "runs", "rho",
+                           "twins", "twin rho");
+  for (const GroupRanking& g : report.group_rankings) {
+    const std::string twins =
+        g.twin_pairs > 0 ? fmt::format("{:>6} {:>9.3f}", g.twin_pairs, g.twin_spearman) : "";
+    std::cout << fmt::format("{:<6} {:>5} {:>5} {:>8.3f} {}\n", g.model, g.gpus, g.rows,
+                             g.spearman_tok, twins);
+  }
   std::cout << "\n";
 }
 

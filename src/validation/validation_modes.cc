@@ -117,8 +117,12 @@ json throughput_report_to_json(const ThroughputReport& report) {
                                 {"spearman_mfu", s.spearman_mfu}});
   out["group_rankings"] = json::array();
   for (const GroupRanking& g : report.group_rankings)
-    out["group_rankings"].push_back(
-        {{"model", g.model}, {"gpus", g.gpus}, {"rows", g.rows}, {"spearman_tok", g.spearman_tok}});
+    out["group_rankings"].push_back({{"model", g.model},
+                                     {"gpus", g.gpus},
+                                     {"rows", g.rows},
+                                     {"spearman_tok", g.spearman_tok},
+                                     {"twin_pairs", g.twin_pairs},
+                                     {"twin_spearman_tok", g.twin_spearman}});
   for (const AccuracyTarget& t : report.targets) {
     json target = {{"name", t.name},       {"value", t.value}, {"target", t.target},
                    {"at_most", t.at_most}, {"met", t.met()},   {"open", t.open()},

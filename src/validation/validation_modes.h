@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "validation/throughput_validation.h"
+#include "validation/throughput/throughput_validation.h"
 #include "vramplan/perf/step_time.h"
 #include "vramplan/validation/serving_validation.h"
 #include "vramplan/validation/validation.h"

@@ -1,4 +1,4 @@
-#include "validation/published_throughput.h"
+#include "validation/throughput/published_throughput.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "validation/throughput_validation.h"
+#include "validation/throughput/throughput_validation.h"
 
 #include <gtest/gtest.h>
 

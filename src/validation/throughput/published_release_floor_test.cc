@@ -1,4 +1,4 @@
-#include "validation/published_release_floor.h"
+#include "validation/throughput/published_release_floor.h"
 
 #include <gtest/gtest.h>
 
@@ -25,10 +25,9 @@ std::vector<CsvRow> table(const std::string& body) {
 // Two releases of one layout, 100 and 300 tokens/s: the median is 200, so each is off by 100%
 // and 33.3% of its own value. A layout measured once, and a different micro-batch, form no group.
 TEST(PublishedReleaseFloor, ComparesEachReleaseWithItsLayoutsMedian) {
-  const std::vector<CsvRow> rows = table(row("Llama-3.1-8B", "25.09", 100) +
-                                         row("Llama-3.1-8B", "25.11", 300) +
-                                         row("Llama-3.1-8B", "25.11", 500, 2) +
-                                         row("Qwen3-30B-A3B", "25.09", 1000));
+  const std::vector<CsvRow> rows =
+      table(row("Llama-3.1-8B", "25.09", 100) + row("Llama-3.1-8B", "25.11", 300) +
+            row("Llama-3.1-8B", "25.11", 500, 2) + row("Qwen3-30B-A3B", "25.09", 1000));
   const NoiseFloor f = published_release_floor(rows, false);
   EXPECT_EQ(f.groups, 1);
   EXPECT_EQ(f.rows, 2);

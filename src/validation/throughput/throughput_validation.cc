@@ -1,4 +1,4 @@
-#include "validation/throughput_validation.h"
+#include "validation/throughput/throughput_validation.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,7 +13,8 @@
 #include "base/csv.h"
 #include "base/embedded_data.h"
 #include "training/scenario_checks.h"
-#include "validation/gpu_step_time.h"
+#include "validation/throughput/gpu_step_time.h"
+#include "validation/throughput/group_rankings.h"
 #include "validation/ultrascale.h"
 #include "vramplan/model/params.h"
 #include "vramplan/perf/hardware.h"
@@ -284,27 +285,6 @@ Point nelder_mead(const Point& start, const std::function<double(const Point&)>&
   const int best =
       static_cast<int>(std::min_element(s.values.begin(), s.values.end()) - s.values.begin());
   return s.points[best];
-}
-
-std::vector<GroupRanking> rank_groups(const std::vector<ThroughputRow>& rows) {
-  std::vector<std::pair<std::string, int64_t>> order;
-  std::map<std::pair<std::string, int64_t>, std::pair<std::vector<double>, std::vector<double>>>
-      speeds;
-  for (const ThroughputRow& r : rows) {
-    if (r.skipped) continue;
-    const auto key = std::make_pair(r.model, r.gpus);
-    if (!speeds.count(key)) order.push_back(key);
-    speeds[key].first.push_back(r.predicted_tok_s);
-    speeds[key].second.push_back(r.measured_tok_s);
-  }
-  std::vector<GroupRanking> out;
-  for (const auto& key : order) {
-    const auto& [predicted, measured] = speeds[key];
-    if (predicted.size() < 3) continue;  // two runs give ρ = ±1 whatever the model
-    out.push_back(
-        {key.first, key.second, static_cast<int>(predicted.size()), spearman(predicted, measured)});
-  }
-  return out;
 }
 
 // Issue 23's targets, not met yet: each keeps the figure it had when it was opened (or last

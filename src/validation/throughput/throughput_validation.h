@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "validation/published_throughput.h"
+#include "validation/throughput/published_throughput.h"
 #include "vramplan/base/error.h"
 #include "vramplan/perf/step_time.h"
 #include "vramplan/validation/validation.h"
@@ -46,13 +46,17 @@ struct ThroughputSummary {
 };
 
 // How well the model orders the layouts of one (model, GPU count) group of the sweep — the
-// choices a user has for that model on that cluster: Spearman's ρ of predicted and measured
-// tokens/s per GPU over the group's compared runs (groups of at least 3).
+// choices a user has for that model on that cluster (group_rankings.h).
 struct GroupRanking {
   std::string model;
   int64_t gpus = 0;
   int rows = 0;
-  double spearman_tok = 0;
+  double spearman_tok = 0;  // predicted against measured tokens/s per GPU, over the group
+  // The sweep against itself: layouts it ran with ZeRO 0 and with ZeRO 1 (which adds one
+  // parameter all-gather), the two measurements' rank correlation over the group's pairs; 0
+  // pairs (and ρ 0) below 3 pairs.
+  int twin_pairs = 0;
+  double twin_spearman = 0;
 };
 
 // Issue 23's bar for ordering: ρ >= 0.9 within every group.

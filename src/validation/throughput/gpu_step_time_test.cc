@@ -1,4 +1,4 @@
-#include "validation/gpu_step_time.h"
+#include "validation/throughput/gpu_step_time.h"
 
 #include <gtest/gtest.h>
 

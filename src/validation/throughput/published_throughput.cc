@@ -1,4 +1,4 @@
-#include "validation/published_throughput.h"
+#include "validation/throughput/published_throughput.h"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,8 @@
 #include "base/embedded_data.h"
 #include "training/scenario_checks.h"
 #include "validation/dataset_rows.h"
-#include "validation/published_release_floor.h"
-#include "validation/throughput_validation.h"
+#include "validation/throughput/published_release_floor.h"
+#include "validation/throughput/throughput_validation.h"
 #include "vramplan/io/scenario_io.h"
 #include "vramplan/perf/hardware.h"
 

@@ -6,7 +6,7 @@
 // model's own split (docs/roofline.md, "Measured on a GPU").
 #pragma once
 
-#include "validation/published_throughput.h"
+#include "validation/throughput/published_throughput.h"
 #include "vramplan/base/error.h"
 #include "vramplan/perf/step_time.h"
 

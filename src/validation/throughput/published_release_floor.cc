@@ -1,4 +1,4 @@
-#include "validation/published_release_floor.h"
+#include "validation/throughput/published_release_floor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "validation/dataset_rows.h"
-#include "validation/published_throughput.h"
+#include "validation/throughput/published_throughput.h"
 
 namespace vramplan {
 
