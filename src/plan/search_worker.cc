@@ -105,6 +105,7 @@ void Worker::keep_fit(const PlanCandidate& c, FamilySet families) {
       std::push_heap(top.begin(), top.end(), worse_for_heap);
     }
   }
+  ++kept_;
   any_fit_ = true;
   fitted_families_ |= families;
   for (int f = 0; f < kFamilies; ++f) {
@@ -115,7 +116,12 @@ void Worker::keep_fit(const PlanCandidate& c, FamilySet families) {
   }
 }
 
-std::optional<double> Worker::tokens_floor(FamilySet families) const {
+std::optional<double> Worker::tokens_floor(FamilySet families) {
+  // It changes only when the top K or a family's best does, which only keep_fit changes.
+  KnownFloor& known = known_floor_[families];
+  if (known.kept == kept_) return known.floor;
+  known.kept = kept_;
+  known.floor = std::nullopt;
   if (out_.space || static_cast<int>(out_.top.size()) < r_.top_k) return std::nullopt;
   double floor = out_.top.front().time.tokens_per_s_per_gpu;  // the worst kept
   for (int f = 0; f < kFamilies; ++f) {
@@ -124,6 +130,7 @@ std::optional<double> Worker::tokens_floor(FamilySet families) const {
     if (!best) return std::nullopt;
     floor = std::min(floor, best->time.tokens_per_s_per_gpu);
   }
+  known.floor = floor;
   return floor;
 }
 
@@ -160,21 +167,38 @@ void Worker::decide(PlanLayout& layout, const FastPeak& peak, FamilySet families
     ++out_.stats.host_over;
     return;
   }
+  if (const std::optional<StepTime> time = time_fitting(layout, families))
+    keep_timed(layout, peak, *time, families);
+}
+
+std::optional<StepTime> Worker::time_fitting(PlanLayout& layout, FamilySet families) {
   ++out_.stats.fitting;
   apply_layout(layout, scenario_);
+  StepTime time;
   if (const std::optional<double> floor = tokens_floor(families)) {
-    std::optional<StepTime> time = timer_.time_unless_slower(scenario_, *floor);
+    std::optional<StepTime> timed = timer_.time_unless_slower(scenario_, *floor);
     // Slower than every candidate it could displace: it changes nothing. (It fits, but the
     // flags a fit sets are set already: a kept top and each of its families' best exist.)
-    if (!time) return;
-    c.time = *time;
+    if (!timed) return std::nullopt;
+    time = *timed;
   } else {
-    c.time = timer_.time(scenario_);
+    time = timer_.time(scenario_);
   }
-  if (!std::isfinite(c.time.tokens_per_s_per_gpu) || c.time.tokens_per_s_per_gpu <= 0) {
+  if (!std::isfinite(time.tokens_per_s_per_gpu) || time.tokens_per_s_per_gpu <= 0) {
     ++out_.stats.untimed;
-    return;
+    return std::nullopt;
   }
+  return time;
+}
+
+void Worker::keep_timed(const PlanLayout& layout, const FastPeak& peak, const StepTime& time,
+                        FamilySet families) {
+  PlanCandidate c;
+  c.allocated_bytes = peak.allocated_bytes;
+  c.reserved_bytes = peak.reserved_bytes;
+  c.device_bytes = peak.device_bytes;
+  c.host_bytes = peak.host_bytes;
+  c.time = time;
   c.layout = layout;
   keep_fit(c, families);
   if (out_.space) out_.space->add(c);

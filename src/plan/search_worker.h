@@ -13,6 +13,8 @@
 
 #include "plan/activation_cache.h"
 #include "plan/planner_search.h"
+#include "plan/worst_rank.h"
+#include "training/fast/narrow_peak.h"
 
 namespace vramplan::plan_search {
 
@@ -24,6 +26,10 @@ struct PipeOption {
   std::vector<Schedule> schedules;
   PipelineShape shape;
 };
+
+// Values of the Schedule and Recompute enums, for arrays indexed by them.
+inline constexpr size_t kSchedules = static_cast<size_t>(Schedule::kGPipe) + 1;
+inline constexpr size_t kRecomputes = static_cast<size_t>(Recompute::kSelectiveOp) + 1;
 
 struct Branch {
   int64_t tp, cp, dp, ep, etp;
@@ -56,11 +62,21 @@ class Worker {
   bool any_fit() const { return any_fit_; }
 
  private:
-  struct Scratch {                   // run()'s per-branch lists, kept between branches
-    std::vector<RankStates> states;  // by sharding, then rank group
-    std::vector<char> pruned, missed;
+  // What run() knows of the layouts of one sharding (and those with its states) in one inner
+  // loop: a miss that changes nothing, a finished peak, or a fit whose peak is not finished.
+  enum class Outcome { kMissed, kPeak, kFitsUnfinished };
+  struct Scratch {  // run()'s per-branch lists, kept between branches
+    std::vector<RankParams> params = std::vector<RankParams>(kMaxRankGroups);  // by rank group
+    std::vector<RankStates> states;    // by sharding, then rank group
+    std::vector<NarrowStates> narrow;  // the same in 64 bits
+    std::vector<char> pruned;
     std::vector<size_t> same_as;
+    // By sharding: its peak, or its worst rank group's bytes before finish, and which it is.
     std::vector<FastPeak> peaks;
+    std::vector<RankBytes> worst;
+    std::vector<Outcome> outcome;
+    std::vector<RankAlive> alive;  // by micro-batch, schedule and rank group
+    std::vector<char> alive_known;
   };
   struct Inner {  // the inner loops' option lists of one branch
     std::vector<bool> sps;
@@ -73,13 +89,20 @@ class Worker {
   FamilySet families_of(const PlanLayout& layout) const;
   // `families` = families_of(layout).
   void decide(PlanLayout& layout, const FastPeak& peak, FamilySet families);
+  // decide() split for a layout known to fit, whose peak is needed only if a result may keep
+  // it: counts it as fitting and returns its step time, or nullopt where it changes no result
+  // (certainly too slow, or untimed); then keep_timed keeps it with its peak.
+  std::optional<StepTime> time_fitting(PlanLayout& layout, FamilySet families);
+  void keep_timed(const PlanLayout& layout, const FastPeak& peak, const StepTime& time,
+                  FamilySet families);
   // Whether a layout of `prototype`'s families that misses the limit could still change a result:
   // the closest miss while nothing fits, a family's while none of it fits.
   bool misses_matter(FamilySet families) const;
   // The tokens/s per GPU a fitting layout must reach to change a result: the worst of the kept
   // top K and the best of each of its families; nullopt while any of them is missing or the
   // space of fitting layouts is collected (each layout is a point of it).
-  std::optional<double> tokens_floor(FamilySet families) const;
+  // Kept per family set until a fitting layout is kept (keep_fit).
+  std::optional<double> tokens_floor(FamilySet families);
   // A layout that misses the limit when misses_matter() is false: only counted.
   void count_unrecorded_miss() {
     ++out_.stats.evaluated;
@@ -107,6 +130,12 @@ class Worker {
   std::array<bool, kFamilies> family_fit_{};
   FamilySet fitted_families_ = 0;         // family_fit_ as bits
   std::optional<Wide> last_fitting_sum_;  // the last largest_fitting_sum, a guess for the next
+  struct KnownFloor {
+    uint64_t kept = ~uint64_t{0};  // kept_ when it was computed
+    std::optional<double> floor;
+  };
+  std::array<KnownFloor, size_t{1} << kFamilies> known_floor_;  // by family set
+  uint64_t kept_ = 0;                                           // fitting layouts kept so far
   bool any_fit_ = false;
 };
 
