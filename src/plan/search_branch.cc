@@ -1,6 +1,8 @@
 // The fast path of a search worker: one branch's layouts, each memory part computed once per
 // loop level that changes it (search_worker.h).
 #include <algorithm>
+#include <limits>
+#include <optional>
 
 #include "plan/search_space.h"
 #include "plan/search_worker.h"
@@ -51,6 +53,7 @@ void Worker::run(const Branch& b) {
   }
   auto states = [&](size_t k) { return at.states.data() + k * groups; };
   at.pruned.assign(modes.size(), 0);
+  at.states_narrow.resize(modes.size());
   std::vector<char>& pruned = at.pruned;
   const bool full_possible =
       std::find(in.rcs.begin(), in.rcs.end(), Recompute::kFull) != in.rcs.end();
@@ -74,7 +77,11 @@ void Worker::run(const Branch& b) {
       out_.stats.pruned += inner_count;
       continue;
     }
-    for (int g = 0; g < groups; ++g) at.narrow[k * groups + g] = narrow_states(states(k)[g]);
+    at.states_narrow[k] = 1;
+    for (int g = 0; g < groups; ++g) {
+      at.narrow[k * groups + g] = narrow_states(states(k)[g]);
+      at.states_narrow[k] = at.states_narrow[k] && at.narrow[k * groups + g].narrow;
+    }
   }
   if (std::find(pruned.begin(), pruned.end(), 0) == pruned.end()) return;
   // Shardings whose states are the same on every rank group (ZeRO-1 and Megatron's distributed
@@ -89,11 +96,8 @@ void Worker::run(const Branch& b) {
   at.peaks.resize(modes.size());
   at.worst.resize(modes.size());
   at.outcome.resize(modes.size());
-  // A group's alive layers depend on the schedule and the microbatch count alone: kept for each
-  // (micro-batch, schedule) across sequence parallelism and recompute modes.
-  const size_t alive_cells = in.mbs.size() * kSchedules * static_cast<size_t>(groups);
-  if (at.alive.size() < alive_cells) at.alive.resize(alive_cells);
-  at.alive_known.assign(alive_cells, 0);
+  NarrowOther* const others = others_table(b, in, groups);
+  char* const others_known = at.others_known.data() + (others - at.others.data());
   // A layout's families depend on its recompute mode alone within a branch.
   std::array<FamilySet, kRecomputes> families_by_recompute{};
   for (Recompute rc : in.rcs) {
@@ -116,9 +120,9 @@ void Worker::run(const Branch& b) {
   std::array<Wide, kMaxRankGroups> freed_loss;
   std::array<Wide, kMaxRankGroups> layer_freed;
   std::array<int64_t, kMaxRankGroups> layers_held;
-  std::array<NarrowOther, kMaxRankGroups> narrow_others;
   std::array<bool, kMaxRankGroups> other_known;
-  for (bool sp : in.sps) {
+  for (size_t sp_index = 0; sp_index < in.sps.size(); ++sp_index) {
+    const bool sp = in.sps[sp_index];
     par.sequence_parallel = sp;
     layout.sequence_parallel = sp;
     for (size_t mb_index = 0; mb_index < in.mbs.size(); ++mb_index) {
@@ -128,47 +132,55 @@ void Worker::run(const Branch& b) {
       for (Recompute rc : in.rcs) {
         layout.recompute = rc;
         const FamilySet families = families_by_recompute[static_cast<size_t>(rc)];
-        const ActivationTerms& terms = activations_.terms(par, mb, rc);
+        // Looked up when a group's activations are first computed: those of the branches of
+        // another ep are often all known.
+        const ActivationTerms* terms = nullptr;
+        auto terms_of_loop = [&]() -> const ActivationTerms& {
+          if (!terms) terms = &activations_.terms(par, mb, rc);
+          return *terms;
+        };
         for (Schedule schedule : pipe.schedules) {
           par.schedule = schedule;
           layout.schedule = schedule;
           const PeakPhase phase = peak_phase(memory_.base().conventions, par, m);
           const size_t alive_row = (mb_index * kSchedules + static_cast<size_t>(schedule)) * groups;
-          // A group's activations are computed when a peak first needs them (a layout decided
-          // by one group over the limit needs no other group's).
-          other_known.fill(false);
-          auto ensure_other = [&](int g) {
-            if (other_known[g]) return;
-            other_known[g] = true;
+          const size_t others_row =
+              ((sp_index * in.mbs.size() + mb_index) * kRecomputes + static_cast<size_t>(rc)) *
+                  kSchedules * groups +
+              static_cast<size_t>(schedule) * groups;
+          auto alive_of = [&](int g) -> const RankAlive& {
             RankAlive& alive = at.alive[alive_row + g];
             if (!at.alive_known[alive_row + g]) {
               alive = memory_.alive(shape.group[g], par, m);
               at.alive_known[alive_row + g] = 1;
             }
+            return alive;
+          };
+          // A group's activations are computed when a peak first needs them (a layout decided
+          // by one group over the limit needs no other group's).
+          auto narrow_other_of = [&](int g) -> const NarrowOther& {
+            NarrowOther& known = others[others_row + g];
+            if (!others_known[others_row + g]) {
+              others_known[others_row + g] = 1;
+              Wide reserved = 0, kept = 0, freed = 0, layer = 0;
+              int64_t held = 0;
+              const Wide bytes =
+                  memory_.other_allocated(shape.group[g], alive_of(g), terms_of_loop(), par, rc, m,
+                                          &reserved, &kept, &freed, &layer, &held);
+              known = narrow_other(bytes, reserved, kept, freed, layer, held);
+            }
+            return known;
+          };
+          // The same in 128 bits, for decide_wide.
+          other_known.fill(false);
+          auto ensure_other = [&](int g) {
+            if (other_known[g]) return;
+            other_known[g] = true;
             reserved_only[g] = kept_outputs[g] = freed_loss[g] = layer_freed[g] = 0;
             layers_held[g] = 0;
-            other[g] = memory_.other_allocated(shape.group[g], alive, terms, par, rc, m,
-                                               &reserved_only[g], &kept_outputs[g], &freed_loss[g],
-                                               &layer_freed[g], &layers_held[g]);
-            narrow_others[g] = narrow_other(other[g], reserved_only[g], kept_outputs[g],
-                                            freed_loss[g], layer_freed[g], layers_held[g]);
-          };
-          // The rank with the most device memory, as estimate() picks its peak stage (a
-          // recompute working set hidden under the logits adds to reserved, not allocated).
-          auto rank_bytes = [&](size_t k, int g) {
-            const NarrowStates& narrow = at.narrow[k * groups + g];
-            if (narrow.narrow && narrow_others[g].narrow && phase.narrow) {
-              const NarrowPeak peak = narrow_rank_peak(narrow, narrow_others[g], phase);
-              return RankBytes{peak.allocated, peak.reserved_only};
-            }
-            bool forward_backward = true;
-            Wide hidden = 0;  // FSDP unit gradients under the freed logits: reserved only
-            RankBytes bytes;
-            bytes.allocated = memory_.rank_peak(states(k)[g], other[g], m, par, &forward_backward,
-                                                kept_outputs[g], freed_loss[g], &hidden,
-                                                layer_freed[g], layers_held[g]);
-            bytes.reserved_only = forward_backward ? reserved_only[g] + hidden : 0;
-            return bytes;
+            other[g] = memory_.other_allocated(shape.group[g], alive_of(g), terms_of_loop(), par,
+                                               rc, m, &reserved_only[g], &kept_outputs[g],
+                                               &freed_loss[g], &layer_freed[g], &layers_held[g]);
           };
           const bool quiet = !misses_matter(families);
           const size_t with_sp = sp ? 1 : 0, at_schedule = static_cast<size_t>(schedule);
@@ -179,39 +191,80 @@ void Worker::run(const Branch& b) {
             fitting_sum_known[with_sp][at_schedule] = true;
           }
           const Wide fitting_sum = fitting_sums[with_sp][at_schedule];
+          // At least -1; every narrow sum is below 2^62.
+          const int64_t narrow_fitting_sum = static_cast<int64_t>(
+              std::min<Wide>(fitting_sum, std::numeric_limits<int64_t>::max()));
+          // The rank with the most device memory, as estimate() picks its peak stage (a
+          // recompute working set hidden under the logits adds to reserved, not allocated).
+          // Of equal sums and allocated bytes, any gives the same peak, so the order the groups
+          // are visited in does not matter.
+          // In 64 bits (narrow_peak.h), where every input is narrow and the worst sum alone
+          // gives the peak (sums_decide, none negative); nullopt: decide_wide decides.
+          auto decide_narrow = [&](size_t k) -> std::optional<Outcome> {
+            int64_t worst_sum = 0, worst_allocated = 0;
+            for (int i = 0, g = quiet ? first_over : 0; i < groups;
+                 ++i, g = g + 1 < groups ? g + 1 : 0) {
+              const NarrowOther& other_of_group = narrow_other_of(g);
+              if (!other_of_group.narrow) return std::nullopt;
+              const NarrowPeak rank =
+                  narrow_rank_peak(at.narrow[k * groups + g], other_of_group, phase);
+              const int64_t sum = rank.allocated + rank.reserved_only;
+              if (quiet && sum > narrow_fitting_sum) {
+                first_over = g;
+                return Outcome::kMissed;
+              }
+              if (rank.allocated < 0 || rank.reserved_only < 0) return std::nullopt;
+              if (i == 0 || sum > worst_sum ||
+                  (sum == worst_sum && rank.allocated > worst_allocated)) {
+                worst_sum = sum;
+                worst_allocated = rank.allocated;
+              }
+            }
+            RankBytes& worst = at.worst[k];
+            worst = {worst_allocated, worst_sum - worst_allocated};
+            if (worst_sum <= narrow_fitting_sum) return Outcome::kFitsUnfinished;
+            at.peaks[k] = memory_.finish(worst.allocated, par, worst.reserved_only);
+            return Outcome::kPeak;
+          };
+          // The same in 128 bits, for any inputs and overheads.
+          auto decide_wide = [&](size_t k) {
+            bool ordered = sums_decide;  // the worst sum alone gives the peak
+            RankBytes& worst = at.worst[k];
+            Wide worst_sum = 0;
+            for (int i = 0, g = quiet ? first_over : 0; i < groups;
+                 ++i, g = g + 1 < groups ? g + 1 : 0) {
+              ensure_other(g);
+              bool forward_backward = true;
+              Wide hidden = 0;  // FSDP unit gradients under the freed logits: reserved only
+              RankBytes& rank = ranks[g];
+              rank.allocated = memory_.rank_peak(states(k)[g], other[g], m, par, &forward_backward,
+                                                 kept_outputs[g], freed_loss[g], &hidden,
+                                                 layer_freed[g], layers_held[g]);
+              rank.reserved_only = forward_backward ? reserved_only[g] + hidden : 0;
+              const Wide sum = rank.allocated + rank.reserved_only;
+              if (quiet && sum > fitting_sum) {
+                first_over = g;
+                return Outcome::kMissed;
+              }
+              ordered = ordered && rank.allocated >= 0 && rank.reserved_only >= 0;
+              if (i == 0 || sum > worst_sum ||
+                  (sum == worst_sum && rank.allocated > worst.allocated)) {
+                worst = rank;
+                worst_sum = sum;
+              }
+            }
+            if (ordered && worst_sum <= fitting_sum) return Outcome::kFitsUnfinished;
+            at.peaks[k] = ordered ? memory_.finish(worst.allocated, par, worst.reserved_only)
+                                  : worst_rank_peak(memory_, par, ranks.data(), groups);
+            return Outcome::kPeak;
+          };
+          const bool narrow_phase = sums_decide && phase.narrow;
           for (size_t k = 0; k < modes.size(); ++k) {
             if (pruned[k]) continue;
             if (same_as[k] == k) {
-              Outcome& outcome = at.outcome[k];
-              outcome = Outcome::kFitsUnfinished;
-              bool ordered = sums_decide;  // the worst sum alone gives the peak
-              RankBytes& worst = at.worst[k];
-              Wide worst_sum = 0;
-              for (int i = 0, g = quiet ? first_over : 0; i < groups;
-                   ++i, g = g + 1 < groups ? g + 1 : 0) {
-                ensure_other(g);
-                const RankBytes rank = rank_bytes(k, g);
-                ranks[g] = rank;
-                const Wide sum = rank.allocated + rank.reserved_only;
-                if (quiet && sum > fitting_sum) {
-                  outcome = Outcome::kMissed;
-                  first_over = g;
-                  break;
-                }
-                ordered = ordered && rank.allocated >= 0 && rank.reserved_only >= 0;
-                // worst_rank_peak's choice; of equal sums and allocated bytes, any gives the
-                // same peak, so the order the groups are visited in does not matter.
-                if (i == 0 || sum > worst_sum ||
-                    (sum == worst_sum && rank.allocated > worst.allocated)) {
-                  worst = rank;
-                  worst_sum = sum;
-                }
-              }
-              if (outcome != Outcome::kMissed && !(ordered && worst_sum <= fitting_sum)) {
-                at.peaks[k] = ordered ? memory_.finish(worst.allocated, par, worst.reserved_only)
-                                      : worst_rank_peak(memory_, par, ranks.data(), groups);
-                outcome = Outcome::kPeak;
-              }
+              std::optional<Outcome> outcome;
+              if (narrow_phase && at.states_narrow[k]) outcome = decide_narrow(k);
+              at.outcome[k] = outcome ? *outcome : decide_wide(k);
             }
             const size_t first = same_as[k];
             switch (at.outcome[first]) {

@@ -80,6 +80,29 @@ int64_t Worker::blocker(const PlanLayout& prototype, bool full_recompute_possibl
   return worst;
 }
 
+NarrowOther* Worker::others_table(const Branch& b, const Inner& in, int groups) {
+  Scratch& at = scratch_;
+  // The option lists of a (tp, pipe, cp, dp) are the same in each of its branches.
+  const size_t cells = in.sps.size() * in.mbs.size() * kRecomputes * kSchedules * groups;
+  const std::array<int64_t, 4> key = {b.tp, static_cast<int64_t>(b.pipe), b.cp, b.dp};
+  if (at.others_for != key) {
+    at.others_for = key;
+    at.others_etp.clear();
+    at.others_known.clear();
+    const size_t alive_cells = in.mbs.size() * kSchedules * groups;
+    if (at.alive.size() < alive_cells) at.alive.resize(alive_cells);
+    at.alive_known.assign(alive_cells, 0);
+  }
+  size_t table = 0;
+  while (table < at.others_etp.size() && at.others_etp[table] != b.etp) ++table;
+  if (table == at.others_etp.size()) {
+    at.others_etp.push_back(b.etp);
+    at.others_known.resize(at.others_etp.size() * cells, 0);
+    if (at.others.size() < at.others_known.size()) at.others.resize(at.others_known.size());
+  }
+  return at.others.data() + table * cells;
+}
+
 FamilySet Worker::families_of(const PlanLayout& layout) const {
   FamilySet set = 0;
   for (int f = 0; f < kFamilies; ++f)

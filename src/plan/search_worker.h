@@ -69,12 +69,20 @@ class Worker {
     std::vector<RankParams> params = std::vector<RankParams>(kMaxRankGroups);  // by rank group
     std::vector<RankStates> states;    // by sharding, then rank group
     std::vector<NarrowStates> narrow;  // the same in 64 bits
+    std::vector<char> states_narrow;   // by sharding: all its groups' states narrow
     std::vector<char> pruned;
     std::vector<size_t> same_as;
     // By sharding: its peak, or its worst rank group's bytes before finish, and which it is.
     std::vector<FastPeak> peaks;
     std::vector<RankBytes> worst;
     std::vector<Outcome> outcome;
+    // Kept across the branches of one (tp, pipe, cp, dp): other_allocated reads neither ep nor
+    // the sharding, so each branch of another ep (and the same etp) finds what an earlier one
+    // computed (others_table).
+    std::array<int64_t, 4> others_for{-1, -1, -1, -1};  // (tp, pipe, cp, dp)
+    std::vector<int64_t> others_etp;                    // etp of each table
+    std::vector<NarrowOther> others;                    // by table, then others_index
+    std::vector<char> others_known;
     std::vector<RankAlive> alive;  // by micro-batch, schedule and rank group
     std::vector<char> alive_known;
   };
@@ -84,6 +92,11 @@ class Worker {
     std::vector<Recompute> rcs;
   };
   int64_t blocker(const PlanLayout& prototype, bool full_recompute_possible) const;
+  // The table of what other_allocated gives each rank group of branch `b` (narrow_other), by
+  // (sequence parallelism, micro-batch, recompute, schedule, group); unknown cells are marked 0 in
+  // scratch_.others_known at the same offset. The alive layers (scratch_.alive) are kept with
+  // them.
+  NarrowOther* others_table(const Branch& b, const Inner& in, int groups);
   // The families (bit f: Family f) a layout belongs to among those that apply: fixed for a
   // branch's layouts of one recompute mode.
   FamilySet families_of(const PlanLayout& layout) const;

@@ -109,18 +109,20 @@ struct NarrowPeak {
 };
 
 // REQUIRES: r.narrow, o.narrow, p.narrow. Mirrors FastMemoryModel::rank_peak line by line.
-inline NarrowPeak narrow_rank_peak(const NarrowStates& r, const NarrowOther& o,
-                                   const PeakPhase& p) {
+// Always inlined: GCC at -O2 left it a call from the search's loop, whose arguments and result
+// went through memory.
+[[gnu::always_inline]] inline NarrowPeak narrow_rank_peak(const NarrowStates& r,
+                                                          const NarrowOther& o,
+                                                          const PeakPhase& p) {
   const int64_t unsharded = r.unsharded - (p.chunk_by_chunk ? r.chunk_by_chunk_saving : 0);
   const int64_t states = r.states - r.unsharded + unsharded;
   const bool single = p.microbatches == 1;
   const bool grads_absent = p.lazy_gradients && (single || r.unsharded_stage);
   const int64_t prefetch_hidden = std::min(r.prefetched, o.freed_loss);
   const int64_t first_sharded = p.lazy_gradients && single ? r.unit_reduce_output : 0;
-  const int64_t first_freed =
-      std::max<int64_t>(o.layer_freed + (o.layers_held == 2 ? r.prefetched : 0) +
-                            r.resharded_first - first_sharded,
-                        0);
+  const int64_t first_freed = std::max<int64_t>(
+      o.layer_freed + (o.layers_held == 2 ? r.prefetched : 0) + r.resharded_first - first_sharded,
+      0);
   const int64_t unit_hidden =
       prefetch_hidden + std::min(r.unit_gradients, o.freed_loss - prefetch_hidden +
                                                        std::min(first_freed, r.unit_reduce_part));
@@ -131,7 +133,8 @@ inline NarrowPeak narrow_rank_peak(const NarrowStates& r, const NarrowOther& o,
   const int64_t forward_backward = states + o.other - unit_hidden + r.workspaces - absent;
   const int64_t optimizer_step = states - unsharded + r.workspaces + o.persistent;
   const int64_t merged = o.persistent > 0 ? optimizer_step + o.persistent : 0;
-  const bool forward_backward_peak = optimizer_step <= forward_backward && merged <= forward_backward;
+  const bool forward_backward_peak =
+      optimizer_step <= forward_backward && merged <= forward_backward;
   return {std::max({forward_backward, optimizer_step, merged}),
           forward_backward_peak ? o.reserved_only + unit_hidden : 0};
 }

@@ -65,8 +65,8 @@ TEST(NarrowPeak, EqualsRankPeakOnRandomInputs) {
       bool forward_backward = true;
       Wide hidden = 0;
       const Wide allocated =
-          memory->rank_peak(r, other, microbatches, par, &forward_backward, persistent,
-                            freed_loss, &hidden, layer_freed, layers_held);
+          memory->rank_peak(r, other, microbatches, par, &forward_backward, persistent, freed_loss,
+                            &hidden, layer_freed, layers_held);
       const NarrowStates states = narrow_states(r);
       const NarrowOther others =
           narrow_other(other, reserved_only, persistent, freed_loss, layer_freed, layers_held);
