@@ -28,7 +28,7 @@ void Worker::run(const Branch& b) {
   layout.etp = b.etp;
   layout.offload = r_.base.offload;
   const std::vector<ShardingChoice> modes = shardings_for(r_, b.tp, b.cp, b.dp, b.ep, b.etp);
-  Inner in{sequence_parallel_for(r_, b.tp, b.cp), micro_batches_for(r_, b.dp), recomputes_for(r_)};
+  const Inner& in = inner_for(b);
   const int64_t inner_count =
       static_cast<int64_t>(in.sps.size() * in.mbs.size() * in.rcs.size() * pipe.schedules.size());
   if (inner_count == 0 || modes.empty()) return;

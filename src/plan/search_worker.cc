@@ -80,6 +80,16 @@ int64_t Worker::blocker(const PlanLayout& prototype, bool full_recompute_possibl
   return worst;
 }
 
+const Worker::Inner& Worker::inner_for(const Branch& b) {
+  const std::array<int64_t, 3> key = {b.tp, b.cp, b.dp};
+  if (inner_of_ != key) {
+    inner_of_ = key;
+    inner_ = {sequence_parallel_for(r_, b.tp, b.cp), micro_batches_for(r_, b.dp),
+              recomputes_for(r_)};
+  }
+  return inner_;
+}
+
 NarrowOther* Worker::others_table(const Branch& b, const Inner& in, int groups) {
   Scratch& at = scratch_;
   // The option lists of a (tp, pipe, cp, dp) are the same in each of its branches.

@@ -91,6 +91,10 @@ class Worker {
     std::vector<int64_t> mbs;
     std::vector<Recompute> rcs;
   };
+  // The inner loops' lists of branch `b`: those of the last (tp, cp, dp) asked for, which its
+  // branches of every pipe, ep and etp share (the micro-batches were 1.5% of the DeepSeek-V3
+  // search when listed for each branch).
+  const Inner& inner_for(const Branch& b);
   int64_t blocker(const PlanLayout& prototype, bool full_recompute_possible) const;
   // The table of what other_allocated gives each rank group of branch `b` (narrow_other), by
   // (sequence parallelism, micro-batch, recompute, schedule, group); unknown cells are marked 0 in
@@ -137,6 +141,8 @@ class Worker {
   const std::vector<PipeOption>& pipes_;
   ActivationCache activations_;
   Scratch scratch_;
+  std::array<int64_t, 3> inner_of_{-1, -1, -1};  // the (tp, cp, dp) of inner_
+  Inner inner_;
   Scenario scenario_;  // base, with the layout being timed written in
   SearchResult out_;
   std::array<bool, kFamilies> applies_ = {true, true, true, true, true, true};
