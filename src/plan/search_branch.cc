@@ -142,6 +142,7 @@ void Worker::run(const Branch& b) {
         for (Schedule schedule : pipe.schedules) {
           par.schedule = schedule;
           layout.schedule = schedule;
+          sharding_set_ = ++sharding_sets_;  // the layouts below differ only in their sharding
           const PeakPhase phase = peak_phase(memory_.base().conventions, par, m);
           const size_t alive_row = (mb_index * kSchedules + static_cast<size_t>(schedule)) * groups;
           const size_t others_row =
@@ -293,6 +294,7 @@ void Worker::run(const Branch& b) {
       }
     }
   }
+  sharding_set_ = 0;
 }
 
 }  // namespace vramplan::plan_search

@@ -57,6 +57,7 @@ Worker::Worker(const PlanRequest& r, const FastMemoryModel& memory, const Layout
       memory_(memory),
       own_timer_(timer.for_thread()),
       timer_(own_timer_ ? *own_timer_ : timer),
+      skips_regardless_of_sharding_(timer_.skips_regardless_of_sharding()),
       limit_(limit),
       host_limit_(host_limit_per_rank(r)),
       pipes_(pipes),
@@ -206,13 +207,23 @@ void Worker::decide(PlanLayout& layout, const FastPeak& peak, FamilySet families
 
 std::optional<StepTime> Worker::time_fitting(PlanLayout& layout, FamilySet families) {
   ++out_.stats.fitting;
+  const std::optional<double> floor = tokens_floor(families);
+  // Another sharding of the same layout was skipped under the same floor.
+  if (floor && sharding_set_ != 0 && skipped_set_ == sharding_set_ && skipped_at_ == kept_)
+    return std::nullopt;
   apply_layout(layout, scenario_);
   StepTime time;
-  if (const std::optional<double> floor = tokens_floor(families)) {
+  if (floor) {
     std::optional<StepTime> timed = timer_.time_unless_slower(scenario_, *floor);
     // Slower than every candidate it could displace: it changes nothing. (It fits, but the
     // flags a fit sets are set already: a kept top and each of its families' best exist.)
-    if (!timed) return std::nullopt;
+    if (!timed) {
+      if (skips_regardless_of_sharding_) {
+        skipped_set_ = sharding_set_;
+        skipped_at_ = kept_;
+      }
+      return std::nullopt;
+    }
     time = *timed;
   } else {
     time = timer_.time(scenario_);

@@ -136,6 +136,7 @@ class Worker {
   const FastMemoryModel& memory_;
   std::unique_ptr<LayoutTimer> own_timer_;
   const LayoutTimer& timer_;
+  const bool skips_regardless_of_sharding_;
   const int64_t limit_;
   const int64_t host_limit_;  // a rank's share of the node's RAM; 0 = not checked
   const std::vector<PipeOption>& pipes_;
@@ -149,6 +150,13 @@ class Worker {
   std::array<bool, kFamilies> family_fit_{};
   FamilySet fitted_families_ = 0;         // family_fit_ as bits
   std::optional<Wide> last_fitting_sum_;  // the last largest_fitting_sum, a guess for the next
+  // The layouts run() decides in one pass of its inner loops differ only in their sharding: with
+  // a timer that skips regardless of it, once one of them is skipped, so are the others while
+  // the floor stays (no layout kept since, kept_). 0: no such set (run_slow, probes).
+  uint64_t sharding_set_ = 0;
+  uint64_t sharding_sets_ = 0;  // sets begun so far
+  uint64_t skipped_set_ = 0;    // the set in which a layout was skipped, at kept_ = skipped_at_
+  uint64_t skipped_at_ = 0;
   struct KnownFloor {
     uint64_t kept = ~uint64_t{0};  // kept_ when it was computed
     std::optional<double> floor;
