@@ -44,6 +44,10 @@ class StepTimeTimer final : public LayoutTimer {
                                                double tokens_floor) const override {
       return model_.evaluate_unless_slower(layout, cache_, tokens_floor);
     }
+    // The bound reads the slowest rank's microbatches and the tokens a step processes, neither
+    // of which depends on the sharding (the StepTimeCache keeps the slowest rank across
+    // shardings).
+    bool skips_regardless_of_sharding() const override { return true; }
 
    private:
     const StepTimeModel& model_;

@@ -30,6 +30,10 @@ class LayoutTimer {
                                                      double /*tokens_floor*/) const {
     return time(layout);
   }
+  // Whether time_unless_slower's verdict (skipped or timed) is, for one floor, the same for
+  // layouts that differ only in their sharding (zero, FSDP, distributed optimizer): the search
+  // then skips the rest of such a set once one of them is skipped, without asking again.
+  virtual bool skips_regardless_of_sharding() const { return false; }
   // A timer for one search thread alone, which may keep state between calls (the step-time
   // model's StepTimeCache); nullptr to share this one. It must time every layout as this does.
   virtual std::unique_ptr<LayoutTimer> for_thread() const { return nullptr; }

@@ -57,6 +57,7 @@ Worker::Worker(const PlanRequest& r, const FastMemoryModel& memory, const Layout
       memory_(memory),
       own_timer_(timer.for_thread()),
       timer_(own_timer_ ? *own_timer_ : timer),
+      skips_regardless_of_sharding_(timer_.skips_regardless_of_sharding()),
       limit_(limit),
       host_limit_(host_limit_per_rank(r)),
       pipes_(pipes),
@@ -78,6 +79,39 @@ int64_t Worker::blocker(const PlanLayout& prototype, bool full_recompute_possibl
     worst = std::max(worst, out_.family_miss[f] ? out_.family_miss[f]->device_bytes : kNoBound);
   }
   return worst;
+}
+
+const Worker::Inner& Worker::inner_for(const Branch& b) {
+  const std::array<int64_t, 3> key = {b.tp, b.cp, b.dp};
+  if (inner_of_ != key) {
+    inner_of_ = key;
+    inner_ = {sequence_parallel_for(r_, b.tp, b.cp), micro_batches_for(r_, b.dp),
+              recomputes_for(r_)};
+  }
+  return inner_;
+}
+
+NarrowOther* Worker::others_table(const Branch& b, const Inner& in, int groups) {
+  Scratch& at = scratch_;
+  // The option lists of a (tp, pipe, cp, dp) are the same in each of its branches.
+  const size_t cells = in.sps.size() * in.mbs.size() * kRecomputes * kSchedules * groups;
+  const std::array<int64_t, 4> key = {b.tp, static_cast<int64_t>(b.pipe), b.cp, b.dp};
+  if (at.others_for != key) {
+    at.others_for = key;
+    at.others_etp.clear();
+    at.others_known.clear();
+    const size_t alive_cells = in.mbs.size() * kSchedules * groups;
+    if (at.alive.size() < alive_cells) at.alive.resize(alive_cells);
+    at.alive_known.assign(alive_cells, 0);
+  }
+  size_t table = 0;
+  while (table < at.others_etp.size() && at.others_etp[table] != b.etp) ++table;
+  if (table == at.others_etp.size()) {
+    at.others_etp.push_back(b.etp);
+    at.others_known.resize(at.others_etp.size() * cells, 0);
+    if (at.others.size() < at.others_known.size()) at.others.resize(at.others_known.size());
+  }
+  return at.others.data() + table * cells;
 }
 
 FamilySet Worker::families_of(const PlanLayout& layout) const {
@@ -105,6 +139,7 @@ void Worker::keep_fit(const PlanCandidate& c, FamilySet families) {
       std::push_heap(top.begin(), top.end(), worse_for_heap);
     }
   }
+  ++kept_;
   any_fit_ = true;
   fitted_families_ |= families;
   for (int f = 0; f < kFamilies; ++f) {
@@ -115,7 +150,12 @@ void Worker::keep_fit(const PlanCandidate& c, FamilySet families) {
   }
 }
 
-std::optional<double> Worker::tokens_floor(FamilySet families) const {
+std::optional<double> Worker::tokens_floor(FamilySet families) {
+  // It changes only when the top K or a family's best does, which only keep_fit changes.
+  KnownFloor& known = known_floor_[families];
+  if (known.kept == kept_) return known.floor;
+  known.kept = kept_;
+  known.floor = std::nullopt;
   if (out_.space || static_cast<int>(out_.top.size()) < r_.top_k) return std::nullopt;
   double floor = out_.top.front().time.tokens_per_s_per_gpu;  // the worst kept
   for (int f = 0; f < kFamilies; ++f) {
@@ -124,6 +164,7 @@ std::optional<double> Worker::tokens_floor(FamilySet families) const {
     if (!best) return std::nullopt;
     floor = std::min(floor, best->time.tokens_per_s_per_gpu);
   }
+  known.floor = floor;
   return floor;
 }
 
@@ -160,21 +201,48 @@ void Worker::decide(PlanLayout& layout, const FastPeak& peak, FamilySet families
     ++out_.stats.host_over;
     return;
   }
+  if (const std::optional<StepTime> time = time_fitting(layout, families))
+    keep_timed(layout, peak, *time, families);
+}
+
+std::optional<StepTime> Worker::time_fitting(PlanLayout& layout, FamilySet families) {
   ++out_.stats.fitting;
+  const std::optional<double> floor = tokens_floor(families);
+  // Another sharding of the same layout was skipped under the same floor.
+  if (floor && sharding_set_ != 0 && skipped_set_ == sharding_set_ && skipped_at_ == kept_)
+    return std::nullopt;
   apply_layout(layout, scenario_);
-  if (const std::optional<double> floor = tokens_floor(families)) {
-    std::optional<StepTime> time = timer_.time_unless_slower(scenario_, *floor);
+  StepTime time;
+  if (floor) {
+    std::optional<StepTime> timed = timer_.time_unless_slower(scenario_, *floor);
     // Slower than every candidate it could displace: it changes nothing. (It fits, but the
     // flags a fit sets are set already: a kept top and each of its families' best exist.)
-    if (!time) return;
-    c.time = *time;
+    if (!timed) {
+      if (skips_regardless_of_sharding_) {
+        skipped_set_ = sharding_set_;
+        skipped_at_ = kept_;
+      }
+      return std::nullopt;
+    }
+    time = *timed;
   } else {
-    c.time = timer_.time(scenario_);
+    time = timer_.time(scenario_);
   }
-  if (!std::isfinite(c.time.tokens_per_s_per_gpu) || c.time.tokens_per_s_per_gpu <= 0) {
+  if (!std::isfinite(time.tokens_per_s_per_gpu) || time.tokens_per_s_per_gpu <= 0) {
     ++out_.stats.untimed;
-    return;
+    return std::nullopt;
   }
+  return time;
+}
+
+void Worker::keep_timed(const PlanLayout& layout, const FastPeak& peak, const StepTime& time,
+                        FamilySet families) {
+  PlanCandidate c;
+  c.allocated_bytes = peak.allocated_bytes;
+  c.reserved_bytes = peak.reserved_bytes;
+  c.device_bytes = peak.device_bytes;
+  c.host_bytes = peak.host_bytes;
+  c.time = time;
   c.layout = layout;
   keep_fit(c, families);
   if (out_.space) out_.space->add(c);

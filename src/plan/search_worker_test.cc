@@ -34,6 +34,8 @@ class ModelTimer final : public LayoutTimer {
     if (!t) ++*skipped_;
     return t;
   }
+  // As the planner's timer: the search skips the other shardings of a layout skipped.
+  bool skips_regardless_of_sharding() const override { return skip_; }
   std::unique_ptr<LayoutTimer> for_thread() const override {
     return std::make_unique<ModelTimer>(model_, skip_, skipped_);
   }

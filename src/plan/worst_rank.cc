@@ -19,16 +19,16 @@ FastPeak worst_of_each(const FastMemoryModel& memory, const Parallelism& paralle
   return worst;
 }
 
-bool ordered_by_sum(const Overheads& o) {
+}  // namespace
+
+bool sums_order_peaks(const Overheads& o) {
   return o.allocator_fraction >= 0 && o.cuda_context_bytes >= 0 && o.nccl_bytes_per_group >= 0;
 }
-
-}  // namespace
 
 FastPeak worst_rank_peak(const FastMemoryModel& memory, const Parallelism& parallel,
                          const RankBytes* ranks, int groups) {
   const Overheads& o = memory.base().overheads;
-  if (groups < 1 || !ordered_by_sum(o)) return worst_of_each(memory, parallel, ranks, groups);
+  if (groups < 1 || !sums_order_peaks(o)) return worst_of_each(memory, parallel, ranks, groups);
   int worst = 0;
   Wide worst_sum = 0;
   for (int g = 0; g < groups; ++g) {
@@ -46,7 +46,7 @@ FastPeak worst_rank_peak(const FastMemoryModel& memory, const Parallelism& paral
 
 Wide largest_fitting_sum(const FastMemoryModel& memory, const Parallelism& parallel,
                          int64_t limit_bytes, std::optional<Wide> guess) {
-  if (!ordered_by_sum(memory.base().overheads))
+  if (!sums_order_peaks(memory.base().overheads))
     return static_cast<Wide>(~static_cast<unsigned __int128>(0) >> 1);
   auto fits = [&](Wide sum) {
     if (sum < 0) return true;  // -1: below every sum

@@ -20,6 +20,10 @@ struct RankBytes {
   Wide reserved_only = 0;
 };
 
+// Whether device bytes grow strictly with a rank's allocated + reserved-only sum under these
+// overheads (none negative), so that the largest sum marks the worst rank.
+bool sums_order_peaks(const Overheads& overheads);
+
 // The peak of the worst of `groups` rank groups, as finishing each and keeping the worst would
 // give. Falls back to finishing each where the order above is not guaranteed (a negative figure
 // or overhead).

@@ -293,29 +293,48 @@ ActivationTerms FastMemoryModel::activations(const Parallelism& par, int64_t mic
 // ---------------------------------------------------------------------------------------------
 // One rank's total (estimate.cc add_activations, add_head_terms, add_beyond_tensors).
 
+RankAlive FastMemoryModel::alive(const RankGroup& group, const Parallelism& par,
+                                 int64_t microbatches) const {
+  RankAlive out;
+  out.in_flight = in_flight_chunks(par, group.first_rank, microbatches);
+  // estimate_activations.cc add_activations: the share of the rank's layers alive at the peak.
+  const bool played = group.unequal_chunks && par.schedule == Schedule::kInterleaved;
+  const int64_t even = out.in_flight * group.layers / par.vpp;
+  out.layers =
+      !played ? InFlightLayers{even, even}
+      : microbatches >= group.steady_from
+          ? group.steady
+          : in_flight_layers(par, group.first_rank, microbatches,
+                             std::span(group.chunk_layers.data(), static_cast<size_t>(par.vpp)));
+  return out;
+}
+
 Wide FastMemoryModel::other_allocated(const RankGroup& group, const ActivationTerms& terms,
                                       const Parallelism& par, Recompute recompute,
                                       int64_t microbatches, Wide* reserved_only, Wide* persistent,
                                       Wide* freed_loss, Wide* layer_freed,
                                       int64_t* layers_held) const {
+  return other_allocated(group, alive(group, par, microbatches), terms, par, recompute,
+                         microbatches, reserved_only, persistent, freed_loss, layer_freed,
+                         layers_held);
+}
+
+Wide FastMemoryModel::other_allocated(const RankGroup& group, const RankAlive& alive_layers,
+                                      const ActivationTerms& terms, const Parallelism& par,
+                                      Recompute recompute, int64_t microbatches,
+                                      Wide* reserved_only, Wide* persistent, Wide* freed_loss,
+                                      Wide* layer_freed, int64_t* layers_held) const {
   const ModelConfig& m = base_.model;
-  const int64_t in_flight = in_flight_chunks(par, group.first_rank, microbatches);
+  const int64_t in_flight = alive_layers.in_flight;
   const bool full = recompute == Recompute::kFull;
   const Wide dense = full ? group.full_dense : group.stored_dense;
   const Wide moe = full ? group.full_moe : group.stored_moe;
   const Wide recomputed = full ? group.full_recomputed : 0;
   const Wide per_microbatch =
       dense * terms.dense_layer + moe * terms.moe_layer + recomputed * terms.layer_input;
-  // estimate_activations.cc add_activations: the share of the rank's layers alive at the peak
-  // (the last rank's at its loss, with the moment of more alive hidden by the loss below).
-  const bool played = group.unequal_chunks && par.schedule == Schedule::kInterleaved;
-  const InFlightLayers alive =
-      !played
-          ? InFlightLayers{in_flight * group.layers / par.vpp, in_flight * group.layers / par.vpp}
-      : microbatches >= group.steady_from
-          ? group.steady
-          : in_flight_layers(par, group.first_rank, microbatches,
-                             std::span(group.chunk_layers.data(), static_cast<size_t>(par.vpp)));
+  // The last rank's layers counted at its loss, with the moment of more alive hidden by the
+  // loss below.
+  const InFlightLayers& alive = alive_layers.layers;
   const int64_t counted = group.has_head ? alive.at_last_chunk : alive.peak;
   const bool uneven = group.layers > 0 && Wide{counted} * par.vpp != Wide{in_flight} * group.layers;
   Wide total = uneven ? divide(per_microbatch * counted, group.layers)

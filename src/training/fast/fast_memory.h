@@ -119,6 +119,22 @@ struct RankStates {
   bool operator==(const RankStates&) const = default;
 };
 
+// The parameters on one rank group's ranks (model_states.cc GpuParams): fixed by the group, tp,
+// ep·etp and vpp, the same for every sharding.
+struct RankParams {
+  Wide dense = 0, expert = 0, non_matrix = 0, vectors = 0, largest_unit = 0;
+  Wide largest_layer = 0, root = 0;
+  Wide last_chunk = 0;            // of dense + expert, in the rank's last model chunk
+  Wide whole_embedding_grad = 0;  // GpuParams::whole_embedding_grad
+};
+
+// The layer-microbatches a rank group's rank holds at its activation peak: fixed by the
+// schedule and the microbatch count, whatever the micro-batch's size or the recompute mode.
+struct RankAlive {
+  int64_t in_flight = 0;  // in_flight_chunks
+  InFlightLayers layers;
+};
+
 // Decoder layers pipeline chunk `chunk` holds (pipeline.cc's chunk_sizes; negative = none).
 // REQUIRES: validate_pipeline passes for `num_layers` and `parallel`.
 int64_t chunk_layers(int64_t num_layers, const Parallelism& parallel, int64_t chunk);
@@ -143,6 +159,11 @@ class FastMemoryModel {
   // Model-state bytes (weights, gradients, master weights, optimizer states, FSDP/ZeRO-3 gather
   // buffers) on each group's ranks. `out` has shape.groups entries.
   void states_bytes(const PipelineShape& shape, const Parallelism& parallel, RankStates* out) const;
+  // The same in two steps, the first hoisted out of a loop over shardings: each group's
+  // parameters (`out` has shape.groups entries), then the states of one sharding from them.
+  void params_of(const PipelineShape& shape, const Parallelism& parallel, RankParams* out) const;
+  void states_bytes(const PipelineShape& shape, const RankParams* params,
+                    const Parallelism& parallel, RankStates* out) const;
   ActivationTerms activations(const Parallelism& parallel, int64_t micro_batch,
                               Recompute recompute) const;
   // Allocated bytes of one group's rank other than model states and workspaces (activations,
@@ -158,6 +179,14 @@ class FastMemoryModel {
                        Wide* reserved_only = nullptr, Wide* persistent = nullptr,
                        Wide* freed_loss = nullptr, Wide* layer_freed = nullptr,
                        int64_t* layers_held = nullptr) const;
+  // The same with the group's alive layers given (alive(group, parallel, microbatches)), for
+  // callers that keep them across micro-batch sizes and recompute modes.
+  Wide other_allocated(const RankGroup& group, const RankAlive& alive, const ActivationTerms& terms,
+                       const Parallelism& parallel, Recompute recompute, int64_t microbatches,
+                       Wide* reserved_only = nullptr, Wide* persistent = nullptr,
+                       Wide* freed_loss = nullptr, Wide* layer_freed = nullptr,
+                       int64_t* layers_held = nullptr) const;
+  RankAlive alive(const RankGroup& group, const Parallelism& parallel, int64_t microbatches) const;
   // One rank's allocated peak from its parts, as estimate.cc picks the larger phase: with lazy
   // gradients and one microbatch per step (or a stage kept unsharded) the backward holds no
   // sharded gradients; the optimizer step holds no activations nor unsharded stage.
@@ -187,12 +216,7 @@ class FastMemoryModel {
   struct Share {
     Wide dense = 0, expert = 0, non_matrix = 0;
   };
-  struct Params {  // GpuParams of one rank
-    Wide dense = 0, expert = 0, non_matrix = 0, vectors = 0, largest_unit = 0;
-    Wide largest_layer = 0, root = 0;
-    Wide last_chunk = 0;            // of dense + expert, in the rank's last model chunk
-    Wide whole_embedding_grad = 0;  // GpuParams::whole_embedding_grad
-  };
+  using Params = RankParams;
 
   FastMemoryModel() = default;
   Params rank_params(const RankGroup& group, const Parallelism& parallel) const;

@@ -1,6 +1,7 @@
 // FastMemoryModel's model states per rank group (model_states.cc gpu_params, estimate.cc
 // add_model_states) and a rank's peak from its parts (estimate.cc settle_peak_phase).
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <numeric>
 
@@ -174,9 +175,21 @@ RankStates FastMemoryModel::states_of(const Params& g, const Sharding& sh,
 
 void FastMemoryModel::states_bytes(const PipelineShape& shape, const Parallelism& par,
                                    RankStates* out) const {
+  std::array<RankParams, kMaxRankGroups> params;
+  params_of(shape, par, params.data());
+  states_bytes(shape, params.data(), par, out);
+}
+
+void FastMemoryModel::params_of(const PipelineShape& shape, const Parallelism& par,
+                                RankParams* out) const {
+  for (int i = 0; i < shape.groups; ++i) out[i] = rank_params(shape.group[i], par);
+}
+
+void FastMemoryModel::states_bytes(const PipelineShape& shape, const RankParams* params,
+                                   const Parallelism& par, RankStates* out) const {
   const Sharding sh = sharding_of(par);
   for (int i = 0; i < shape.groups; ++i) {
-    out[i] = states_of(rank_params(shape.group[i], par), sh, par);
+    out[i] = states_of(params[i], sh, par);
     out[i].workspaces =
         base_.overheads.gemm_workspace_bytes +
         grouped_gemm_workspace_bytes(base_.training, holds_moe_layer(shape.group[i]));
