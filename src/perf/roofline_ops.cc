@@ -47,6 +47,24 @@ OpCost elementwise(const char* name, const char* formula, double elements, doubl
   return op;
 }
 
+// Hugging Face transformers' eager element-wise code (model_code transformers) with 16-bit
+// activations moves far more bytes than one fused kernel per operation: its ATen ops, counted on
+// fake tensors (one layer against two) and read in modeling_llama.py, give per element
+//   RMSNorm (to fp32, pow, mean, add, rsqrt, mul, to bf16, mul): 36 B forward, 96 B backward;
+//   apply_rotary_pos_emb on q and k (mul, neg, cat, mul, add): 20 B forward, 22 B backward;
+//   act_fn(gate) * up: 10 B forward, 18 B backward per f-element;
+//   the loss (logits.float(), log_softmax, nll): 18 B forward, 38 B backward per logit.
+// Kernel counts stay as modelled: the fitted CPU cost is per modelled launch (docs/roofline.md).
+struct EagerBytes {
+  double fwd, bwd;
+};
+constexpr EagerBytes kEagerRmsNorm{36, 96}, kEagerRotary{20, 22}, kEagerGatedActivation{10, 18},
+    kEagerLoss{18, 38};
+
+bool eager_transformers(const Scenario& s, const OpDims& d) {
+  return s.conventions.model_code == ModelCode::kTransformers && d.act_bytes == 2;
+}
+
 // Key/value heads on one TP rank: grouped heads are replicated when there are fewer than t.
 double kv_heads_per_rank(const ModelConfig& m, const OpDims& d) {
   return std::max(static_cast<double>(m.num_kv_heads) / d.tp, 1.0);
@@ -62,6 +80,12 @@ void add_norms(const Scenario& s, const OpDims& d, OpList& out) {
   op.fwd_flops = (4 * norms + 2) * d.tokens * m.hidden / d.tp_sp;
   op.bwd_flops = 2 * op.fwd_flops;
   op.kernels = norms + 2;
+  const bool eager = eager_transformers(s, d);
+  if (eager) {
+    const double elements = d.tokens * m.hidden / d.tp_sp;
+    op.fwd_bytes += norms * elements * (kEagerRmsNorm.fwd - 2 * d.act_bytes);
+    op.bwd_bytes += norms * elements * (kEagerRmsNorm.bwd - 3 * d.act_bytes);
+  }
   double extra = 0;  // per-head q/k norms (TP-sharded) and MLA's latent norms (replicated)
   if (m.qk_norm || m.qk_norm_full_width) {
     extra += d.tokens * (m.num_heads / d.tp + kv_heads_per_rank(m, d)) * m.head_dim;
@@ -71,8 +95,8 @@ void add_norms(const Scenario& s, const OpDims& d, OpList& out) {
     extra += d.tokens * (m.mla.q_lora_rank + m.mla.kv_lora_rank);
     op.kernels += m.mla.q_lora_rank > 0 ? 2 : 1;
   }
-  op.fwd_bytes += 2 * extra * d.act_bytes;
-  op.bwd_bytes += 3 * extra * d.act_bytes;
+  op.fwd_bytes += extra * (eager ? kEagerRmsNorm.fwd : 2 * d.act_bytes);
+  op.bwd_bytes += extra * (eager ? kEagerRmsNorm.bwd : 3 * d.act_bytes);
   op.fwd_flops += 4 * extra;
   op.bwd_flops += 8 * extra;
   out.add(op);
@@ -83,6 +107,16 @@ void add_standard_projections(const Scenario& s, const OpDims& d, OpList& out) {
   const double q_heads = m.num_heads / d.tp, kv_heads = kv_heads_per_rank(m, d);
   out.add(matmul("QKV projection", "2·n·h·(a+2g)·d/t", d.tokens, m.hidden,
                  (q_heads + 2 * kv_heads) * m.head_dim, d));
+  // Fused kernels apply the rotary embedding inside the QKV epilogue or attention; transformers'
+  // eager apply_rotary_pos_emb is its own traffic over q and k.
+  if (eager_transformers(s, d) && !m.learned_position_embeddings) {
+    const double elements = d.tokens * (q_heads + kv_heads) * m.head_dim;
+    OpCost rotary =
+        elementwise("rotary embedding (eager)", "≈20 B·n·(a+g)·d/t", elements, 0, 0, 3, d);
+    rotary.fwd_bytes = elements * kEagerRotary.fwd;
+    rotary.bwd_bytes = elements * kEagerRotary.bwd;
+    out.add(rotary);
+  }
 }
 
 // MLA's low-rank down-projections are replicated on every TP rank; the up-projections are split.
@@ -173,9 +207,14 @@ void add_mlp(const Scenario& s, const OpDims& d, double width, bool shared, OpLi
   }
   // SwiGLU reads gate and up and writes their product (backward: 3 reads, 2 writes); GeLU reads
   // one and writes one (backward: 2 reads, 1 write).
-  out.add(elementwise(shared ? "shared experts activation" : "MLP activation",
-                      gated ? "≈5·n·f/t" : "≈8·n·f/t", d.tokens * f, gated ? 3 : 2, gated ? 5 : 3,
-                      gated ? 5 : 8, d));
+  OpCost activation = elementwise(shared ? "shared experts activation" : "MLP activation",
+                                  gated ? "≈5·n·f/t" : "≈8·n·f/t", d.tokens * f, gated ? 3 : 2,
+                                  gated ? 5 : 3, gated ? 5 : 8, d);
+  if (gated && eager_transformers(s, d)) {
+    activation.fwd_bytes = d.tokens * f * kEagerGatedActivation.fwd;
+    activation.bwd_bytes = d.tokens * f * kEagerGatedActivation.bwd;
+  }
+  out.add(activation);
   out.add(matmul(shared ? "shared experts down" : "MLP down projection",
                  shared ? "2·n·S·f_s·h/t" : "2·n·f·h/t", d.tokens, f, h, d));
 }
@@ -208,8 +247,14 @@ void add_moe(const Scenario& s, const OpDims& d, OpList& out) {
   out.add(matmul("routed experts gate+up (grouped)",
                  gated ? "2·n·k·h·2f_e/t_sp" : "2·n·k·h·f_e/t_sp", per_expert, h, gated ? 2 * f : f,
                  d, local_experts));
-  out.add(elementwise("routed experts activation", gated ? "≈5·n·k·f_e/t_sp" : "≈8·n·k·f_e/t_sp",
-                      routed * f, gated ? 3 : 2, gated ? 5 : 3, gated ? 5 : 8, d));
+  OpCost activation =
+      elementwise("routed experts activation", gated ? "≈5·n·k·f_e/t_sp" : "≈8·n·k·f_e/t_sp",
+                  routed * f, gated ? 3 : 2, gated ? 5 : 3, gated ? 5 : 8, d);
+  if (gated && eager_transformers(s, d)) {
+    activation.fwd_bytes = routed * f * kEagerGatedActivation.fwd;
+    activation.bwd_bytes = routed * f * kEagerGatedActivation.bwd;
+  }
+  out.add(activation);
   out.add(matmul("routed experts down (grouped)", "2·n·k·f_e·h/t_sp", per_expert, f, h, d,
                  local_experts));
   if (moe.shared_experts > 0)
@@ -278,16 +323,24 @@ void embedding_ops(const Scenario& s, const OpDims& d, OpList& out) {
 
 void head_ops(const Scenario& s, const OpDims& d, OpList& out) {
   const double h = s.model.hidden;
-  if (s.model.final_norm)
-    out.add(elementwise("final norm", "≈4·n·h/t_sp", d.tokens * h / d.tp_sp, 2, 3, 4, d));
+  const bool eager = eager_transformers(s, d);
+  if (s.model.final_norm) {
+    OpCost norm = elementwise("final norm", "≈4·n·h/t_sp", d.tokens * h / d.tp_sp, 2, 3, 4, d);
+    if (eager) {
+      norm.fwd_bytes = d.tokens * h / d.tp_sp * kEagerRmsNorm.fwd;
+      norm.bwd_bytes = d.tokens * h / d.tp_sp * kEagerRmsNorm.bwd;
+    }
+    out.add(norm);
+  }
   out.add(matmul("LM head", "2·n·h·V/t", d.tokens, h, d.vocab / d.tp, d));
   // Cross-entropy over the vocabulary shard: reads the logits and writes what the framework's
   // loss keeps per logit (Conventions::loss_bytes_per_logit); backward reads the fp32
   // probabilities and writes the logits' gradient.
   const double logits = d.tokens * d.vocab / d.tp;
   OpCost loss = elementwise("cross-entropy loss", "≈5·n·V/t", logits, 0, 0, 5, d);
-  loss.fwd_bytes = logits * (d.act_bytes + s.conventions.loss_bytes_per_logit);
-  loss.bwd_bytes = logits * (4 + d.act_bytes);
+  loss.fwd_bytes =
+      logits * (eager ? kEagerLoss.fwd : d.act_bytes + s.conventions.loss_bytes_per_logit);
+  loss.bwd_bytes = logits * (eager ? kEagerLoss.bwd : 4 + d.act_bytes);
   loss.kernels = 3;  // max, exp-sum and the normalised log-probability
   out.add(loss);
 }

@@ -139,6 +139,42 @@ TEST(RooflineOps, RoutedExpertsAsGroupedGemms) {
   EXPECT_DOUBLE_EQ(find_op(ops, "router").fwd_flops, 2.0 * 1024 * 64 * 8);
 }
 
+// transformers' eager element-wise code (model_code transformers, 16-bit activations): its
+// RMSNorm moves 36 B per element forward and 96 B backward, its rotary embedding 20/22 B per
+// element of q and k, act_fn(gate)·up 10/18 B per f-element and its loss 18/38 B per logit;
+// the default code has no rotary pass of its own. GEMMs and FLOPs do not change.
+TEST(RooflineOps, TransformersEagerElementwiseBytes) {
+  Scenario fused = llama8b();
+  Scenario eager = llama8b();
+  eager.conventions.model_code = ModelCode::kTransformers;
+  const OpDims d = op_dims(eager);
+  const double n = d.tokens, h = 4096, f = 14336;
+  const OpList plain = dense_layer(fused), hf = dense_layer(eager);
+  const OpCost& norms = find_op(hf, "norms + residual adds");
+  const OpCost& fused_norms = find_op(plain, "norms + residual adds");
+  EXPECT_DOUBLE_EQ(norms.fwd_bytes - fused_norms.fwd_bytes, 2 * n * h * (36 - 2 * 2));
+  EXPECT_DOUBLE_EQ(norms.bwd_bytes - fused_norms.bwd_bytes, 2 * n * h * (96 - 3 * 2));
+  EXPECT_EQ(norms.kernels, fused_norms.kernels);  // the fitted CPU cost is per modelled launch
+  const OpCost& rotary = find_op(hf, "rotary embedding (eager)");
+  EXPECT_DOUBLE_EQ(rotary.fwd_bytes, n * (32 + 8) * 128 * 20.0);
+  EXPECT_DOUBLE_EQ(rotary.bwd_bytes, n * (32 + 8) * 128 * 22.0);
+  EXPECT_EQ(plain.count + 1, hf.count);
+  const OpCost& activation = find_op(hf, "MLP activation");
+  EXPECT_DOUBLE_EQ(activation.fwd_bytes, n * f * 10);
+  EXPECT_DOUBLE_EQ(activation.bwd_bytes, n * f * 18);
+  EXPECT_DOUBLE_EQ(find_op(hf, "QKV projection").fwd_flops,
+                   find_op(plain, "QKV projection").fwd_flops);
+  OpList head;
+  head_ops(eager, d, head);
+  const double logits = n * d.vocab;
+  EXPECT_DOUBLE_EQ(find_op(head, "cross-entropy loss").fwd_bytes, logits * 18);
+  EXPECT_DOUBLE_EQ(find_op(head, "cross-entropy loss").bwd_bytes, logits * 38);
+  // fp32 activations: no upcasts to count, the generic traffic stays.
+  eager.training.activation_dtype = DType::kFp32;
+  fused.training.activation_dtype = DType::kFp32;
+  EXPECT_EQ(dense_layer(eager).count, dense_layer(fused).count);
+}
+
 TEST(Roofline, BoundFollowsTheRidgePoint) {
   Result<Roofline> r = compute_roofline(llama8b(), h100());
   ASSERT_TRUE(r.ok()) << r.error().message();
