@@ -50,6 +50,18 @@ round_trip megatron --model Qwen3-30B-A3B --framework megatron --tp 2 --pp 2 --e
   --distributed-optimizer --recompute full --recompute-layers 2
 round_trip megatron --model Llama-3.1-8B --framework megatron --gpus 8 --zero 1
 round_trip megatron --model Llama-3.1-8B --framework megatron --gpus 8 --fsdp full_shard
+
+# TP communication overlap is written as --tp-comm-overlap and read back, with the warning that
+# the userbuffers' own memory is not counted.
+case_name "emit megatron --tp-comm-overlap"
+run estimate --model Llama-3.1-8B --framework megatron --tp 2 --gpus 8 --tp-comm-overlap --emit megatron
+expect_exit 0
+expect_stdout_contains "--tp-comm-overlap"
+printf '%s\n' "$RUN_OUT" >"$TEST_TMP/overlap.megatron"
+run estimate --from "$TEST_TMP/overlap.megatron" --format json
+expect_exit 0
+expect_json "d['scenario']['conventions']['tp_comm_overlap'] is True"
+expect_json "any('userbuffers' in w for w in d['imported']['warnings'])"
 round_trip megatron --model Llama-3.1-8B --framework megatron --pp 4 --vpp 2 --gpus 8 \
   --first-stage-layers 6 --last-stage-layers 6
 round_trip megatron --model Qwen2.5-7B --framework megatron --pp 3 --gpus 6 --pipeline-split balanced

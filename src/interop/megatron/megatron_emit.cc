@@ -230,6 +230,7 @@ std::optional<Error> parallel_args(const Scenario& s, Args& a) {
     a.add("--expert-tensor-parallel-size", p.etp);
   }
   if (p.tp > 1 && p.sequence_parallel) a.add("--sequence-parallel");
+  if (p.tp > 1 && s.conventions.tp_comm_overlap) a.add("--tp-comm-overlap");
   if (p.tp > 1 && !p.loss_parallel)
     return cannot_emit(kFormat, "Megatron's cross entropy always runs on vocabulary shards",
                        "loss_parallel true");
