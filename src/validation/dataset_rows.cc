@@ -54,6 +54,25 @@ double max_reserved_gib(const Estimate& est) {
   return most / kGiB;
 }
 
+NoiseFloor floor_of_groups(std::map<std::string, std::vector<double>> groups) {
+  NoiseFloor floor;
+  std::vector<double> abs_errors;
+  for (auto& [key, measured] : groups) {
+    if (measured.size() < 2) continue;
+    ++floor.groups;
+    std::sort(measured.begin(), measured.end());
+    const size_t n = measured.size();
+    const double median = n % 2 ? measured[n / 2] : (measured[n / 2 - 1] + measured[n / 2]) / 2;
+    for (double m : measured)
+      if (m > 0) abs_errors.push_back(std::fabs(median - m) / m * 100.0);
+  }
+  std::sort(abs_errors.begin(), abs_errors.end());
+  floor.rows = static_cast<int>(abs_errors.size());
+  floor.median_abs_pct = percentile(abs_errors, 0.5);
+  floor.p90_abs_pct = percentile(abs_errors, 0.9);
+  return floor;
+}
+
 // Nearest-rank percentile of sorted values.
 double percentile(const std::vector<double>& sorted, double fraction) {
   if (sorted.empty()) return 0;

@@ -38,6 +38,10 @@ Result<Estimate> estimate_of_settings(const nlohmann::json& settings,
 // Nearest-rank percentile of sorted values.
 double percentile(const std::vector<double>& sorted, double fraction);
 
+// How far measurements that should agree disagree: each value of a group of two or more against
+// its group's median, |median − value| / value (values ≤ 0 left out), as median and p90 %.
+NoiseFloor floor_of_groups(std::map<std::string, std::vector<double>> groups);
+
 // CSV cells: empty means the fallback.
 int64_t integer_or(const std::string& text, int64_t fallback);
 double number_or(const std::string& text, double fallback);

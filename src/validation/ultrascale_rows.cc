@@ -112,22 +112,7 @@ NoiseFloor ultrascale_noise_floor(const std::vector<CsvRow>& ran) {
     groups[r["model"] + " tp" + r["tp"] + " pp" + r["pp"] + " mb" + r["micro_batch"]].push_back(
         number_or(r["gpu_memory_GB_as_reported"], 0));
   }
-  NoiseFloor floor;
-  std::vector<double> abs_errors;
-  for (auto& [layout, measured] : groups) {
-    if (measured.size() < 2) continue;
-    ++floor.groups;
-    std::sort(measured.begin(), measured.end());
-    const size_t n = measured.size();
-    const double median = n % 2 ? measured[n / 2] : (measured[n / 2 - 1] + measured[n / 2]) / 2;
-    for (double m : measured)
-      if (m > 0) abs_errors.push_back(std::fabs(median - m) / m * 100.0);
-  }
-  std::sort(abs_errors.begin(), abs_errors.end());
-  floor.rows = static_cast<int>(abs_errors.size());
-  floor.median_abs_pct = percentile(abs_errors, 0.5);
-  floor.p90_abs_pct = percentile(abs_errors, 0.9);
-  return floor;
+  return floor_of_groups(std::move(groups));
 }
 
 }  // namespace dataset_rows

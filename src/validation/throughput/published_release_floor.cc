@@ -24,21 +24,7 @@ NoiseFloor published_release_floor(const std::vector<CsvRow>& rows, bool held_ou
     for (const char* column : kLayout) key += r[column] + "|";
     groups[key].push_back(measured);
   }
-  NoiseFloor floor;
-  std::vector<double> abs_errors;
-  for (auto& [layout, measured] : groups) {
-    if (measured.size() < 2) continue;
-    ++floor.groups;
-    std::sort(measured.begin(), measured.end());
-    const size_t n = measured.size();
-    const double median = n % 2 ? measured[n / 2] : (measured[n / 2 - 1] + measured[n / 2]) / 2;
-    for (double m : measured) abs_errors.push_back(std::fabs(median - m) / m * 100.0);
-  }
-  std::sort(abs_errors.begin(), abs_errors.end());
-  floor.rows = static_cast<int>(abs_errors.size());
-  floor.median_abs_pct = dataset_rows::percentile(abs_errors, 0.5);
-  floor.p90_abs_pct = dataset_rows::percentile(abs_errors, 0.9);
-  return floor;
+  return dataset_rows::floor_of_groups(std::move(groups));
 }
 
 }  // namespace vramplan
