@@ -30,31 +30,28 @@ double op_seconds(const StepTimeData& data, const OpCost& op, bool backward) {
   return std::max(compute, memory) + kernels * c.kernel_overhead_s;
 }
 
-void add_ops(const StepTimeData& data, const OpList& ops, SectionTime& t) {
+// The section's operations, one op_seconds each way. Returns the seconds of its TP-sharded GEMMs
+// (not the routed experts' grouped ones), forward and backward: what overlapped TP
+// communication can hide behind.
+std::pair<double, double> add_ops(const StepTimeData& data, const OpList& ops, SectionTime& t) {
+  double gemm_fwd = 0, gemm_bwd = 0;
   for (int i = 0; i < ops.count; ++i) {
     const OpCost& op = ops.ops[i];
-    const double fwd = op_seconds(data, op, false);
+    const double fwd = op_seconds(data, op, false), bwd = op_seconds(data, op, true);
     t.fwd += fwd;
-    t.bwd += op_seconds(data, op, true);
+    t.bwd += bwd;
     t.launches_fwd += op.kernels;
     t.launches_bwd += 2 * op.kernels;
     if (op.selective) {
       t.attention_fwd += fwd;
       t.attention_launches += op.kernels;
     }
+    if (op.kind == OpKind::kMatmul) {
+      gemm_fwd += fwd;
+      gemm_bwd += bwd;
+    }
   }
-}
-
-// The layer's TP-sharded GEMMs (not the routed experts' grouped ones), forward and backward:
-// what overlapped TP communication can hide behind.
-std::pair<double, double> tp_gemm_seconds(const StepTimeData& data, const OpList& ops) {
-  double fwd = 0, bwd = 0;
-  for (int i = 0; i < ops.count; ++i) {
-    if (ops.ops[i].kind != OpKind::kMatmul) continue;
-    fwd += op_seconds(data, ops.ops[i], false);
-    bwd += op_seconds(data, ops.ops[i], true);
-  }
-  return {fwd, bwd};
+  return {gemm_fwd, gemm_bwd};
 }
 
 // Tensor-parallel collectives of one layer. Each TP block (attention, dense or shared-expert
@@ -136,8 +133,8 @@ SectionTime layer_time(const StepTimeData& data, const Scenario& s, const OpDims
   OpList ops;
   layer_ops(s, d, kind, ops);
   SectionTime t;
-  add_ops(data, ops, t);
-  add_tp_comm(s, d, kind, net, tp_gemm_seconds(data, ops), t);
+  const std::pair<double, double> tp_gemms = add_ops(data, ops, t);
+  add_tp_comm(s, d, kind, net, tp_gemms, t);
   if (kind.moe) add_ep_comm(s, d, net, t);
   add_cp_comm(data, s, d, net, t.attention_fwd, t);
   return t;

@@ -64,27 +64,16 @@ constexpr const char* kReferenceQuantities[] = {"peak allocated",
 constexpr const char* kGpuQuantities[] = {"peak allocated", "forward/backward allocated",
                                           "optimizer step allocated", "peak reserved"};
 
-// Figures committed for the targets not met yet (value as `vramplan validate` printed it when
-// the target was opened or last improved). Lower one when the figure improves; delete it when
-// the target is met.
-struct Committed {
-  const char* name;
-  double figure;
-};
-constexpr Committed kCommitted[] = {
+// Figures committed for the targets not met yet. Lower one when the figure improves; delete it
+// when the target is met.
+constexpr CommittedFigure kCommitted[] = {
     {"Ultra-Scale reported memory (pp > 1 or tp <= 4), median |error| %", 5.8},
     {"Ultra-Scale reported memory (pp > 1 or tp <= 4), p90 |error| %", 19.0},
 };
 
-double committed_figure(const std::string& name) {
-  for (const Committed& c : kCommitted)
-    if (name == c.name) return c.figure;
-  return -1;
-}
-
 AccuracyTarget target(std::string name, double value, double goal, bool at_most = true) {
   AccuracyTarget t{std::move(name), value, goal, at_most};
-  t.committed = committed_figure(t.name);
+  t.committed = committed_figure(kCommitted, t.name);
   return t;
 }
 
@@ -92,7 +81,7 @@ AccuracyTarget target(std::string name, double value, double goal, bool at_most 
 
 std::vector<std::string> committed_target_names() {
   std::vector<std::string> names;
-  for (const Committed& c : kCommitted) names.push_back(c.name);
+  for (const CommittedFigure& c : kCommitted) names.push_back(c.name);
   return names;
 }
 

@@ -54,6 +54,12 @@ double max_reserved_gib(const Estimate& est) {
   return most / kGiB;
 }
 
+double committed_figure(std::span<const CommittedFigure> table, const std::string& name) {
+  for (const CommittedFigure& c : table)
+    if (name == c.name) return c.figure;
+  return -1;
+}
+
 NoiseFloor floor_of_groups(std::map<std::string, std::vector<double>> groups) {
   NoiseFloor floor;
   std::vector<double> abs_errors;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,16 @@ double percentile(const std::vector<double>& sorted, double fraction);
 // How far measurements that should agree disagree: each value of a group of two or more against
 // its group's median, |median − value| / value (values ≤ 0 left out), as median and p90 %.
 NoiseFloor floor_of_groups(std::map<std::string, std::vector<double>> groups);
+
+// An open target's committed figure: the value `vramplan validate` printed when the target was
+// opened or last improved, which the gate holds it to until it is met.
+struct CommittedFigure {
+  const char* name;
+  double figure;
+};
+
+// The figure `table` commits for the target `name`; -1 (none: the target must be met) otherwise.
+double committed_figure(std::span<const CommittedFigure> table, const std::string& name);
 
 // CSV cells: empty means the fallback.
 int64_t integer_or(const std::string& text, int64_t fallback);
