@@ -152,6 +152,14 @@ std::optional<Error> read_speeds(const json& gpu, const std::string& path, Gpu& 
     }
     out.gpus_per_node = static_cast<int>(value.get<int64_t>());
   }
+  if (gpu.contains("sm_count") && !gpu["sm_count"].is_null()) {
+    const json& value = gpu["sm_count"];
+    if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 100000) {
+      return Error{path + ".sm_count", shown(value),
+                   "an integer from 1 to 100000 (streaming multiprocessors), or null", ""};
+    }
+    out.sm_count = static_cast<int>(value.get<int64_t>());
+  }
   Result<std::string> speed_source = read_string(gpu, path, "speed_source", false);
   if (!speed_source) return speed_source.error();
   out.speed_source = std::move(speed_source).value();

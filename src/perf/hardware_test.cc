@@ -33,6 +33,14 @@ TEST(BuiltinGpus, Gb200NodeIsTheNvl72Rack) {
   EXPECT_EQ(gb200->host_link_gbps, 225);
 }
 
+// Attention's tile occupancy needs the SM count of every GPU the step time prices.
+TEST(BuiltinGpus, SmCounts) {
+  for (const Gpu& gpu : builtin_gpus().gpus) EXPECT_GT(gpu.sm_count, 0) << gpu.id;
+  EXPECT_EQ(builtin_gpus().find("h100-80gb")->sm_count, 132);
+  EXPECT_EQ(builtin_gpus().find("b200-180gb")->sm_count, 148);
+  EXPECT_EQ(builtin_gpus().find("a100-80gb")->sm_count, 108);
+}
+
 // The driver's total differs from the marketed decimal GB by ECC, reserved memory and the
 // GB/GiB gap (2^30 / 10^9 = 1.074), so usable lands within 10% of nominal for every card.
 TEST(BuiltinGpus, UsableIsCloseToNominal) {
@@ -158,6 +166,20 @@ TEST(ParseGpuCatalog, SizeErrorsNameFieldValueAndRange) {
   e = parse_error(catalog + R"("nominal_gb": 80}]})", "gpus[1].usable_mib");
   EXPECT_EQ(e.value, "(missing)");
   parse_error(catalog + R"("nominal_gb": 80, "usable_mib": 1e12}]})", "gpus[1].usable_mib");
+}
+
+TEST(ParseGpuCatalog, SmCountIsOptionalAndChecked) {
+  const std::string sizes = R"("id": "a", "name": "A", "nominal_gb": 80, "usable_mib": 81559)";
+  Result<GpuCatalog> catalog = parse_gpu_catalog(one_gpu(sizes));
+  ASSERT_TRUE(catalog.ok()) << catalog.error().message();
+  EXPECT_EQ(catalog->gpus[0].sm_count, 0);  // not known
+  catalog = parse_gpu_catalog(one_gpu(sizes + R"(, "sm_count": 132)"));
+  ASSERT_TRUE(catalog.ok()) << catalog.error().message();
+  EXPECT_EQ(catalog->gpus[0].sm_count, 132);
+  for (const char* bad : {"0", "-4", "1.5", "\"132\"", "1e9"}) {
+    const Error e = parse_error(one_gpu(sizes + R"(, "sm_count": )" + bad), "gpus[0].sm_count");
+    EXPECT_NE(e.accepted.find("streaming multiprocessors"), std::string::npos) << e.message();
+  }
 }
 
 TEST(ParseGpuCatalog, IdAndNameErrors) {

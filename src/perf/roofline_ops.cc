@@ -1,6 +1,7 @@
 #include "perf/roofline_ops.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "vramplan/model/precision.h"
 
@@ -154,6 +155,21 @@ HeadDims head_dims(const ModelConfig& m, const OpDims& d) {
           static_cast<double>(m.head_dim)};
 }
 
+// Query rows per tile of the flash-attention kernels on Hopper and Blackwell (FlashAttention-2/3,
+// cuDNN's fused attention): one thread block per 128 queries of one head.
+constexpr double kAttentionTileRows = 128;
+// The per-score work that does not scale with the head dimension (the softmax's exponentials,
+// max and rescaling), in units of one head-dimension element of the two GEMMs. Measured with
+// cuDNN attention (PyTorch's and Transformer Engine's default on Hopper) on an H100:
+// d = 64 runs at 0.79 of d = 128's FLOP rate, forward + backward, 16-64 heads, s >= 8,192
+// (reference/gpu_runs/h100-2026-11-27-shapes.jsonl). FlashAttention-2 measures 20.
+constexpr double kAttentionSoftmaxDims = 47;
+
+double attention_dim_scale(double head_dim) {
+  const auto rate = [](double dim) { return dim / (dim + kAttentionSoftmaxDims); };
+  return rate(head_dim) / rate(128);
+}
+
 void add_attention_core(const Scenario& s, const OpDims& d, bool sliding, OpList& out) {
   const ModelConfig& m = s.model;
   const bool flash = s.training.flash_attention;
@@ -179,6 +195,14 @@ void add_attention_core(const Scenario& s, const OpDims& d, bool sliding, OpList
   op.fwd_bytes = q + kv + o + stats;
   op.bwd_bytes = 2 * q + 2 * kv + 2 * o + stats;  // reads q, kv, o, dO; writes dq, dkv
   op.bwd_flops = (flash ? 2.5 : 2.0) * op.fwd_flops;
+  // Tiles of 128 queries per head and sequence run in parallel. Under a causal mask over the
+  // whole sequence the last tile attends to every key, twice the average: it bounds the kernel
+  // when the tiles are too few to keep every SM busy (step_time_sections.cc).
+  const double queries = d.tokens / std::max(d.micro_batch, 1.0);
+  const bool whole_causal = flash && !(sliding && m.sliding_window > 0 && m.sliding_window < d.seq);
+  op.attention_tiles = d.micro_batch * h.q_heads * std::ceil(queries / kAttentionTileRows) /
+                       (whole_causal ? 2.0 : 1.0);
+  op.attention_scale = attention_dim_scale((h.qk + h.v) / 2);
   if (!flash) {
     // The s×s scores: written, softmaxed in place (read + write), read by the value product.
     const double scores = d.tokens * keys * h.q_heads * d.act_bytes;
@@ -234,8 +258,9 @@ void add_moe(const Scenario& s, const OpDims& d, OpList& out) {
   const double routed = d.tokens * moe.top_k * d.etp / d.tp_sp;
   const double local_experts = moe.num_experts / d.ep;
   const double per_expert = routed / local_experts;
+  const double passes = local_experts > 1 ? 6 : 4;
   OpCost permute =
-      elementwise("token permute + unpermute", "≈2·n·k·h/t_sp", routed * h, 2, 2, 0, d);
+      elementwise("token permute + unpermute", "≈2·n·k·h/t_sp", routed * h, passes, passes, 0, d);
   permute.fwd_bytes += 2 * local_tokens * h * d.act_bytes;  // the layer's own input and output
   permute.bwd_bytes += 2 * local_tokens * h * d.act_bytes;
   permute.fwd_flops = 2 * routed * h;  // the gate-weighted sum of expert outputs

@@ -55,7 +55,12 @@ struct OpCost {
   double gemm_m = 0, gemm_n = 0, gemm_k = 0;  // one forward GEMM (per expert when grouped)
   double gemms = 0;                           // GEMMs per pass (local experts when grouped)
   double kernels = 1;                         // kernel launches forward (backward: twice)
-  bool selective = false;                     // re-run by selective recomputation
+  // Attention: the query tiles that run in parallel, counted in units of the longest one (under
+  // the causal mask the last tile attends to every key, twice the average), and the kernel's
+  // efficiency at this head dimension relative to d = 128 (attention_dim_scale).
+  double attention_tiles = 0;
+  double attention_scale = 1;
+  bool selective = false;  // re-run by selective recomputation
 };
 
 inline constexpr int kMaxOps = 20;

@@ -139,6 +139,50 @@ TEST(RooflineOps, RoutedExpertsAsGroupedGemms) {
   EXPECT_DOUBLE_EQ(find_op(ops, "router").fwd_flops, 2.0 * 1024 * 64 * 8);
 }
 
+// Attention's parallel tiles: 128 queries of one head each, counted in units of the longest
+// (twice the average under a causal mask over the whole sequence), and the head dimension's
+// rate relative to d = 128 (the softmax's fixed work per score, measured with cuDNN).
+TEST(RooflineOps, AttentionTilesAndHeadDimScale) {
+  Scenario s = llama8b();  // 32 heads of 128, s = 4,096
+  s.training.micro_batch = 2;
+  const OpCost& attention = find_op(dense_layer(s), "attention (flash)");
+  EXPECT_DOUBLE_EQ(attention.attention_tiles, 2 * 32 * (4096 / 128) / 2.0);
+  EXPECT_DOUBLE_EQ(attention.attention_scale, 1);
+  s.parallel.tp = 8;  // 4 heads per GPU
+  s.parallel.dp = 1;
+  EXPECT_DOUBLE_EQ(find_op(dense_layer(s), "attention (flash)").attention_tiles, 2 * 4 * 32 / 2.0);
+  Scenario small = llama8b();
+  small.model.head_dim = 64;
+  const double scale = find_op(dense_layer(small), "attention (flash)").attention_scale;
+  EXPECT_NEAR(scale, (64.0 / 111) / (128.0 / 175), 1e-12);  // 0.79: d = 64 against 128
+  Scenario windowed = llama8b();
+  windowed.model.sliding_window = 1024;  // the longest tile attends the window: no halving
+  OpList ops;
+  layer_ops(windowed, op_dims(windowed), LayerKind{false, true}, ops);
+  EXPECT_DOUBLE_EQ(find_op(ops, "attention (flash)").attention_tiles, 32 * 32);
+}
+
+// Megatron's all-to-all dispatcher (token_dispatcher.py) permutes the routed copies, sorts them
+// by local expert after the all-to-all, and undoes both on the way back: 6 passes over the
+// routed copies with several local experts, 4 with one.
+TEST(RooflineOps, TokenPermutationPasses) {
+  Scenario s;
+  s.model = testing::tiny_moe();  // 8 experts, top 2, h = 64
+  s.training.seq_len = 1024;
+  s.parallel.ep = 2;
+  s.parallel.dp = 2;
+  OpList ops;
+  layer_ops(s, op_dims(s), LayerKind{true, false}, ops);
+  const double routed = 1024.0 * 2 * 64 * 2;  // n·k·h elements of 2 bytes
+  const double own = 2 * 1024.0 * 64 * 2;     // the layer's input and output
+  EXPECT_DOUBLE_EQ(find_op(ops, "token permute + unpermute").fwd_bytes, 6 * routed + own);
+  s.parallel.ep = 8;  // one local expert: no sort by expert
+  s.parallel.dp = 8;
+  OpList one;
+  layer_ops(s, op_dims(s), LayerKind{true, false}, one);
+  EXPECT_DOUBLE_EQ(find_op(one, "token permute + unpermute").bwd_bytes, 4 * routed + own);
+}
+
 // transformers' eager element-wise code (model_code transformers, 16-bit activations): its
 // RMSNorm moves 36 B per element forward and 96 B backward, its rotary embedding 20/22 B per
 // element of q and k, act_fn(gate)·up 10/18 B per f-element and its loss 18/38 B per logit;

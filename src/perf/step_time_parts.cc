@@ -97,7 +97,8 @@ bool later_parts_bounded(const StepTimeData& data) {
          non_negative(c.inter_latency_s) && non_negative(c.inter_p2p_latency_s) &&
          non_negative(c.kernel_overhead_s) && non_negative(c.intra_bw_efficiency) &&
          non_negative(c.inter_bw_efficiency) && non_negative(c.hbm_efficiency) &&
-         cl.gpus_per_node >= 1 && rate(cl.intra_node_gbps * 1e9 * c.intra_bw_efficiency) &&
+         non_negative(c.optimizer_hbm_efficiency) && cl.gpus_per_node >= 1 &&
+         rate(cl.intra_node_gbps * 1e9 * c.intra_bw_efficiency) &&
          rate(cl.inter_node_gbps * 1e9 * c.inter_bw_efficiency) &&
          rate(data.hbm * c.hbm_efficiency);
 }

@@ -39,9 +39,18 @@ double optimizer_state_bytes_per_param(const Training& tr) {
 
 // HBM traffic of the optimizer update per local parameter: the gradient read, the fp32 master
 // copy and each moment tensor read and written, the working weights written (and read).
-double optimizer_bytes_per_param(const Training& tr) {
+double optimizer_bytes_per_param(const Scenario& s) {
+  const Training& tr = s.training;
   const double grad = tr.fp32_grad_accumulation ? 4.0 : bytes_per_element(tr.grad_dtype);
-  return grad + 2 * optimizer_state_bytes_per_param(tr) + 2 * bytes_per_element(tr.param_dtype);
+  const double fused =
+      grad + 2 * optimizer_state_bytes_per_param(tr) + 2 * bytes_per_element(tr.param_dtype);
+  // torch's foreach AdamW (torch/optim/adamw.py, _multi_tensor_adamw) runs one pass per op over
+  // whole tensor lists: lerp_ on m (3 accesses), mul_ and addcmul_ on v (2 + 3), the weight
+  // decay (2), sqrt (2), two in-place scalings of the root (2 + 2) and addcdiv_ into p (4): 20
+  // accesses where the fused kernel makes 7. Measured on an H100: 2.6-2.8x the fused step's time
+  // (reference/gpu_runs/h100-2026-11-27-shapes-memory.jsonl).
+  constexpr double kForeachAccessesPerFused = 20.0 / 7.0;
+  return s.conventions.optimizer_foreach_temporaries ? fused * kForeachAccessesPerFused : fused;
 }
 
 enum class Sharding { kNone, kOptimizer, kGradOp, kFull };
@@ -285,9 +294,8 @@ RankTerms rank_terms(const StepTimeData& data, const Scenario& s, const Pipeline
     const double local = rank.dense_params / sharded_over(p, dense_group) +
                          rank.expert_params / sharded_over(p, expert_group);
     const OffloadTime offload = rank_offload(data, s, rank, local, microbatches);
-    const double optimizer = offload.gpu_optimizer_share * local *
-                                 optimizer_bytes_per_param(s.training) /
-                                 (data.hbm * data.c.hbm_efficiency) +
+    const double optimizer = offload.gpu_optimizer_share * local * optimizer_bytes_per_param(s) /
+                                 (data.hbm * data.c.optimizer_hbm_efficiency) +
                              data.c.kernel_overhead_s;
     worst.offload = std::max(worst.offload, offload.exposed_s);
     worst.dp_exposed = std::max(worst.dp_exposed, dp_time);

@@ -1,9 +1,29 @@
 #include "perf/step_time_sections.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace vramplan {
+
+// A grouped GEMM (the routed experts) runs each expert's rows in tiles of 128 (CUTLASS's grouped
+// GEMM in torch._grouped_mm and Transformer Engine): an expert with fewer rows, or a remainder,
+// still occupies a whole tile. Measured on an H100, 64 tokens per expert run at 0.10-0.17 of
+// peak against 0.5-0.7 from 1,024 (reference/gpu_runs/h100-2026-11-27-shapes.jsonl).
+double grouped_padding(const OpCost& op) {
+  constexpr double kGroupTileRows = 128;
+  if (!(op.gemm_m > 0)) return 1;
+  return std::ceil(op.gemm_m / kGroupTileRows) * kGroupTileRows / op.gemm_m;
+}
+
+// Attention cannot finish before its longest query tile does: with fewer tiles (in units of the
+// longest, roofline_ops.h) than SMs, the kernel takes the longest tile's time at one SM's share
+// of the rate, not the total work at the whole GPU's.
+double tile_occupancy_bound(const StepTimeData& data, const OpCost& op) {
+  if (!(data.sm_count > 0) || !(op.attention_tiles > 0)) return 1;
+  return std::max(1.0, data.sm_count / op.attention_tiles);
+}
+
 namespace {
 
 // Seconds of one pass of one operation: the slower of compute and memory traffic, plus a fixed
@@ -17,11 +37,14 @@ double op_seconds(const StepTimeData& data, const OpCost& op, bool backward) {
   double compute = 0;
   switch (op.kind) {
     case OpKind::kMatmul:
-    case OpKind::kGroupedMatmul:
       compute = flops / (data.matmul_flops * c.matmul_efficiency);
       break;
+    case OpKind::kGroupedMatmul:
+      compute = flops * grouped_padding(op) / (data.matmul_flops * c.matmul_efficiency);
+      break;
     case OpKind::kAttention:
-      compute = flops / (data.attention_flops * c.attention_efficiency);
+      compute = flops / (data.attention_flops * c.attention_efficiency * op.attention_scale) *
+                tile_occupancy_bound(data, op);
       break;
     case OpKind::kMemory:
       compute = flops / data.vector_flops;

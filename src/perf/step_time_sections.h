@@ -25,6 +25,7 @@ struct StepTimeData {
   double attention_flops = 0;  // FLOP/s, peak, attention_dtype()
   double vector_flops = 0;     // FLOP/s, peak, element-wise
   double hbm = 0;              // bytes/s, peak
+  double sm_count = 0;         // streaming multiprocessors; 0 = not known
   double mfu_peak = 0;         // FLOP/s, 16-bit peak MFU is measured against
   Cluster cluster;
   StepTimeConstants c;
@@ -42,6 +43,16 @@ struct StepTimeData {
   int64_t mtp_layers = 0;
   LayerKind mtp_kind;
 };
+
+// Multipliers on an operation's compute time from its shape (step_time_sections.cc): a grouped
+// GEMM's rows padded to whole 128-row tiles per expert, and attention bounded by its longest
+// query tile when its tiles are fewer than the GPU's SMs. Both are 1 when they do not apply.
+double grouped_padding(const OpCost& op);
+double tile_occupancy_bound(const StepTimeData& data, const OpCost& op);
+
+// The GEMMs' peak rate in `compute`, FLOP/s: the catalog's peak, except fp8, which reaches 0.9 of
+// its 2x-of-bf16 peak at large shapes (step_time.cc).
+double matmul_peak_flops(const Gpu& gpu, DType compute);
 
 // Per microbatch, one layer (or the embedding, or the head) on one GPU.
 struct SectionTime {

@@ -364,5 +364,43 @@ TEST(StepTime, TpCommOverlapExposesOnlyWhatOutlastsTheGemms) {
   EXPECT_DOUBLE_EQ(alone.step_time_s, evaluate(one).step_time_s);
 }
 
+// The optimizer step streams its bytes at the measured optimizer_hbm_efficiency, not the fitted
+// element-wise one; torch's foreach AdamW makes 20 accesses per parameter where the fused kernel
+// makes 7.
+TEST(StepTime, OptimizerStepUsesItsOwnRateAndForeachPasses) {
+  const Scenario s = llama8b(8, 256);
+  StepTimeConstants c = ideal();
+  const double fused = evaluate(s, c).optimizer_s;
+  EXPECT_GT(fused, 0);
+  StepTimeConstants other_hbm = c;
+  other_hbm.hbm_efficiency = c.hbm_efficiency / 2;
+  EXPECT_DOUBLE_EQ(evaluate(s, other_hbm).optimizer_s, fused);
+  StepTimeConstants slower = c;
+  slower.optimizer_hbm_efficiency = c.optimizer_hbm_efficiency / 2;
+  EXPECT_NEAR(evaluate(s, slower).optimizer_s, 2 * fused, 1e-12 * fused);
+  Scenario foreach_adamw = s;
+  foreach_adamw.conventions.optimizer_foreach_temporaries = true;
+  EXPECT_NEAR(evaluate(foreach_adamw, c).optimizer_s, fused * 20 / 7, 1e-12 * fused);
+}
+
+// Few attention tiles (tensor parallelism leaves 4 heads, one sequence) leave SMs idle: the
+// same layer's compute takes longer on a GPU whose SM count is known than on one without.
+TEST(StepTime, FewAttentionTilesSlowTheStep) {
+  Scenario s = llama8b(1, 8);
+  s.parallel.tp = 8;
+  Gpu unknown = h100();
+  unknown.sm_count = 0;
+  const StepTime known_sms = evaluate(s);
+  Result<StepTime> no_sms = estimate_step_time(s, unknown, kCluster, StepTimeConstants{});
+  ASSERT_TRUE(no_sms.ok()) << no_sms.error().message();
+  EXPECT_GT(known_sms.compute_s, no_sms->compute_s);
+  s.training.micro_batch = 8;  // 8 sequences: 512 tiles, more than 132 SMs
+  s.training.global_batch = 64;
+  const StepTime many = evaluate(s);
+  Result<StepTime> many_no_sms = estimate_step_time(s, unknown, kCluster, StepTimeConstants{});
+  ASSERT_TRUE(many_no_sms.ok());
+  EXPECT_NEAR(many.compute_s, many_no_sms->compute_s, 1e-12 * many.compute_s);
+}
+
 }  // namespace
 }  // namespace vramplan

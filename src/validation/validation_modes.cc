@@ -32,6 +32,7 @@ json step_time_constants_to_json(const StepTimeConstants& c) {
   return {{"matmul_efficiency", c.matmul_efficiency},
           {"attention_efficiency", c.attention_efficiency},
           {"hbm_efficiency", c.hbm_efficiency},
+          {"optimizer_hbm_efficiency", c.optimizer_hbm_efficiency},
           {"kernel_overhead_s", c.kernel_overhead_s},
           {"cpu_overhead_s", c.cpu_overhead_s},
           {"collective_overhead_s", c.collective_overhead_s},

@@ -30,6 +30,9 @@ struct Gpu {
   double hbm_gbps = 0;     // memory bandwidth, GB/s
   double nvlink_gbps = 0;  // NVLink/NVSwitch/Infinity Fabric per GPU, GB/s one direction; 0 = PCIe
   int gpus_per_node = 8;   // GPUs in the typical server
+  // Streaming multiprocessors (AMD: compute units): how many attention tiles run at once.
+  // 0 = not known (attention is then priced as if it filled the GPU).
+  int sm_count = 0;
   double inter_node_gbps = 0;  // typical network bandwidth per GPU, GB/s one direction
   double host_memory_gib = 0;  // host RAM of the typical server, GiB; 0 = not known
   // The GPU's link to its host (PCIe x16, NVLink-C2C), GB/s one direction, and the typical

@@ -52,7 +52,8 @@ struct StepTime {
 // are physically plausible for each, to the Ultra-Scale Playbook sweep (nanotron on H100 nodes):
 // `vramplan validate --throughput --calibrate` refits them on two of its four models (1B, 8B;
 // 3B and 80B are held out), never per model or per row; last refit 2026-11-27, after the model
-// had changed (docs/roofline.md, "Refit"). Several ended at the edge of
+// had changed (docs/roofline.md, "Refit"); the kernel-shape terms measured since are not refit
+// (docs/roofline.md, "Kernel shapes", says why). Several ended at the edge of
 // their range, and they describe nanotron's eager PyTorch on that cluster: a framework with
 // fused kernels, CUDA graphs or overlapped communication (Megatron-LM with Transformer Engine)
 // runs faster. See docs/roofline.md and docs/accuracy.md.
@@ -62,8 +63,16 @@ struct StepTimeConstants {
   // GEMMs (thin TP shards, few tokens per expert) get a smaller fraction of peak.
   double matmul_efficiency = 0.65;     // range 0.30–0.85
   double attention_efficiency = 0.20;  // flash attention's fraction of peak; range 0.10–0.60
-  double hbm_efficiency = 0.60;        // achieved fraction of HBM bandwidth; range 0.60–0.92
-  double kernel_overhead_s = 1e-6;     // per kernel on the GPU: launch gap, tail; 1–20 µs
+  // Achieved fraction of HBM bandwidth for the element-wise operations, as fitted: it also
+  // stands for element-wise traffic the model does not count (nanotron's eager SwiGLU and fp32
+  // loss); a single kernel reaches 0.89–0.91 on an H100 (docs/roofline.md, "Kernel shapes").
+  double hbm_efficiency = 0.60;  // range 0.60–0.92
+  // An optimizer step's achieved fraction of HBM bandwidth, measured, not fitted: torch's fused
+  // AdamW on an H100, 0.5–2 B parameters, reaches 0.73–0.76 with fp32 states and 0.61–0.66 in
+  // bf16, counting 7 accesses per parameter (reference/gpu_runs/
+  // h100-2026-11-27-shapes-memory.jsonl).
+  double optimizer_hbm_efficiency = 0.72;
+  double kernel_overhead_s = 1e-6;  // per kernel on the GPU: launch gap, tail; 1–20 µs
   // CPU time the framework spends issuing one kernel or collective (eager PyTorch with
   // autograd). A microbatch takes max(GPU time, CPU time): small kernels leave the GPU waiting.
   double cpu_overhead_s = 131e-6;  // range 5–300 µs
