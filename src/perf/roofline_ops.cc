@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "vramplan/model/precision.h"
 
@@ -286,6 +287,29 @@ void add_moe(const Scenario& s, const OpDims& d, OpList& out) {
     add_mlp(s, d, static_cast<double>(moe.shared_experts) * moe.shared_expert_ffn, true, out);
 }
 
+// Transformer Engine's fp8 linears quantize what their GEMMs read (docs/fp8.md): forward, the
+// input, in one cast-transpose kernel that reads the 16-bit values and writes a row-wise fp8
+// copy and a column-wise one for the weight-gradient GEMM, unless the norm before the linear
+// writes fp8 itself (LayerNormLinear: QKV and a dense MLP's gate+up); backward, the output
+// gradient, the same way, for the input- and weight-gradient GEMMs. The router stays in bf16.
+// Kernel counts stay as modelled: TE launches the casts from inside the linear's own call, and
+// the fitted CPU cost is per modelled launch (docs/roofline.md).
+void add_fp8_casts(const OpDims& d, LayerKind kind, int first, OpList& out) {
+  const double per_value = d.act_bytes + 2 * d.fp8_value_bytes;
+  for (int i = first; i < out.count; ++i) {
+    OpCost& op = out.ops[i];
+    if (op.kind != OpKind::kMatmul && op.kind != OpKind::kGroupedMatmul) continue;
+    const std::string_view name = op.name;
+    if (name == "router") continue;
+    const bool norm_fused = name == "QKV projection" || name == "MLA q down-projection" ||
+                            name == "MLA q projection" || name == "MLA kv down-projection" ||
+                            (!kind.moe && name == "MLP gate+up projection");
+    const double gemms = std::max(op.gemms, 1.0);
+    if (!norm_fused) op.fwd_bytes += op.gemm_m * op.gemm_k * gemms * per_value;
+    op.bwd_bytes += op.gemm_m * op.gemm_n * gemms * per_value;
+  }
+}
+
 }  // namespace
 
 OpDims op_dims(const Scenario& s) {
@@ -304,6 +328,10 @@ OpDims op_dims(const Scenario& s) {
   d.param_bytes = std::min(bytes_per_element(tr.param_dtype), d.act_bytes);
   d.wgrad_bytes = tr.fp32_grad_accumulation ? 8.0 : bytes_per_element(tr.grad_dtype);
   d.vocab = static_cast<double>(padded_vocab(s));
+  const Fp8Recipe recipe = tr.fp8;
+  if (recipe != Fp8Recipe::kNone)
+    d.fp8_value_bytes =
+        recipe == Fp8Recipe::kBlockwise || recipe == Fp8Recipe::kMxfp8 ? 1 + 1.0 / 32 : 1;
   return d;
 }
 
@@ -321,6 +349,7 @@ double attended_keys(const Scenario& s, bool sliding, bool causal) {
 }
 
 void layer_ops(const Scenario& s, const OpDims& d, LayerKind kind, OpList& out) {
+  const int first = out.count;
   add_norms(s, d, out);
   if (s.model.attention == AttentionKind::kMla) {
     add_mla_projections(s, d, out);
@@ -334,6 +363,7 @@ void layer_ops(const Scenario& s, const OpDims& d, LayerKind kind, OpList& out) 
   } else {
     add_mlp(s, d, static_cast<double>(s.model.ffn), false, out);
   }
+  if (d.fp8_value_bytes > 0) add_fp8_casts(d, kind, first, out);
 }
 
 void embedding_ops(const Scenario& s, const OpDims& d, OpList& out) {

@@ -41,6 +41,9 @@ struct OpDims {
   double param_bytes = 2;  // weights as the GEMMs read them
   double wgrad_bytes = 8;  // weight-gradient write: fp32 read-modify-write when accumulating
   double vocab = 0;        // padded vocabulary
+  // Bytes of one fp8 value with its scale when the decoder's linears run in fp8 (1; 1 + 1/32
+  // with block scales), 0 when they do not.
+  double fp8_value_bytes = 0;
 };
 
 OpDims op_dims(const Scenario& s);

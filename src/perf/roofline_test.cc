@@ -183,6 +183,32 @@ TEST(RooflineOps, TokenPermutationPasses) {
   EXPECT_DOUBLE_EQ(find_op(one, "token permute + unpermute").bwd_bytes, 4 * routed + own);
 }
 
+// fp8 linears (Transformer Engine) cast what their GEMMs read: forward the input into a row-wise
+// and a column-wise fp8 copy, except where the norm writes fp8 (QKV, a dense MLP's gate+up);
+// backward the output gradient. 2 B read + 2 × 1 B written per value with tensorwise scaling.
+TEST(RooflineOps, Fp8LinearsCastTheirInputsAndOutputGradients) {
+  const Scenario bf16 = llama8b();
+  Scenario fp8 = bf16;
+  fp8.training.fp8 = Fp8Recipe::kTensorwise;
+  const OpList a = dense_layer(bf16), b = dense_layer(fp8);
+  const double n = 4096, h = 4096;
+  const OpCost &qkv16 = find_op(a, "QKV projection"), &qkv8 = find_op(b, "QKV projection");
+  EXPECT_DOUBLE_EQ(qkv8.fwd_bytes, qkv16.fwd_bytes);  // LayerNormLinear writes fp8 itself
+  EXPECT_DOUBLE_EQ(qkv8.bwd_bytes, qkv16.bwd_bytes + n * 48 * 128 * 4);
+  const OpCost &o16 = find_op(a, "output projection"), &o8 = find_op(b, "output projection");
+  EXPECT_DOUBLE_EQ(o8.fwd_bytes, o16.fwd_bytes + n * h * 4);
+  EXPECT_DOUBLE_EQ(o8.bwd_bytes, o16.bwd_bytes + n * h * 4);
+  EXPECT_DOUBLE_EQ(o8.kernels, o16.kernels);
+  // MXFP8 adds an E8M0 scale per 32 values to each fp8 copy.
+  fp8.training.fp8 = Fp8Recipe::kMxfp8;
+  const OpCost& mx = find_op(dense_layer(fp8), "output projection");
+  EXPECT_DOUBLE_EQ(mx.fwd_bytes, o16.fwd_bytes + n * h * (2 + 2 * (1 + 1.0 / 32)));
+  OpList head16, head8;  // the LM head stays in bf16
+  head_ops(bf16, op_dims(bf16), head16);
+  head_ops(fp8, op_dims(fp8), head8);
+  EXPECT_DOUBLE_EQ(find_op(head8, "LM head").fwd_bytes, find_op(head16, "LM head").fwd_bytes);
+}
+
 // transformers' eager element-wise code (model_code transformers, 16-bit activations): its
 // RMSNorm moves 36 B per element forward and 96 B backward, its rotary embedding 20/22 B per
 // element of q and k, act_fn(gate)·up 10/18 B per f-element and its loss 18/38 B per logit;
