@@ -28,7 +28,8 @@ def test_summary_prices_attention_with_the_tile_bound(tmp_path):
     from vramref.gpu_shapes_summary import attention_time, dim_scale, main
 
     assert dim_scale(128) == 1
-    assert abs(dim_scale(64) - (64 / 111) / (128 / 175)) < 1e-12
+    assert dim_scale(64) == 0.77 and dim_scale(32) == 0.77 and dim_scale(512) == 0.81
+    assert abs(dim_scale(160) - (1.0 + 0.69) / 2) < 1e-12
     row = dict(seq=4096, head_dim=128, heads=2, batch=1)
     flat = attention_time(row, 1e14, False, 132, shaped=False)
     # 2 heads x 32 tiles / 2 = 32 tiles in units of the longest: 132 / 32 times the flat time

@@ -170,7 +170,7 @@ def measure_grouped(torch, device, emit, deadline, smoke=False):
                     emit(row)
 
 
-def measure_attention_shapes(torch, device, emit, deadline, smoke=False):
+def measure_attention_shapes(torch, device, emit, deadline, smoke=False, dims_override=()):
     import torch.nn.functional as F
 
     backends = [("default", None)]
@@ -181,6 +181,10 @@ def measure_attention_shapes(torch, device, emit, deadline, smoke=False):
     heads = [(2, 1)] if smoke else ATTENTION_HEADS
     dims = (16,) if smoke else ATTENTION_DIMS
     seqs = (64,) if smoke else ATTENTION_SEQS
+    if dims_override:
+        dims = dims_override
+        if not smoke:
+            heads, seqs = ATTENTION_HEADS[-3:], ATTENTION_SEQS[-3:]
     for d in dims:
         for a, kv in heads:
             for s in seqs:
@@ -324,6 +328,9 @@ def main(argv=None):
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes: exercise the code paths")
     ap.add_argument("--parts", default="attention,grouped,gemm,memory", help="which parts, in this order")
+    ap.add_argument(
+        "--head-dims", default="", help="attention only at these head dimensions (e.g. 64,128,256), 16-64 heads"
+    )
     args = ap.parse_args(argv)
     import torch
 
@@ -342,7 +349,11 @@ def main(argv=None):
             env["sm_count"] = torch.cuda.get_device_properties(0).multi_processor_count
         emit(dict(kind="environment", **env))
         for part in args.parts.split(","):
-            PARTS[part](torch, args.device, emit, deadline, args.smoke)
+            if part == "attention" and args.head_dims:
+                dims = tuple(int(x) for x in args.head_dims.split(","))
+                measure_attention_shapes(torch, args.device, emit, deadline, args.smoke, dims)
+            else:
+                PARTS[part](torch, args.device, emit, deadline, args.smoke)
     return 0
 
 

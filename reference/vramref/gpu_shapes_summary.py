@@ -6,7 +6,7 @@
 For each kind of kernel it prints the measured fraction of the GPU's peak by shape, and how far
 the step-time model's pricing of that kernel is from the measurement with and without the shape
 terms (src/perf/step_time_sections.cc): attention bounded by its longest 128-query tile when its
-tiles are fewer than the SMs, the head dimension's rate d/(d + 47) relative to d = 128, grouped
+tiles are fewer than the SMs, the head dimension's measured rate relative to d = 128, grouped
 GEMMs padded to 128-row tiles per expert. Only kernel rates are compared here: the fitted
 constants of the step-time model are not, since they also stand for work the model does not count.
 """
@@ -20,7 +20,6 @@ import statistics
 import sys
 
 TILE_ROWS = 128
-SOFTMAX_DIMS = 47  # kAttentionSoftmaxDims in src/perf/roofline_ops.cc
 
 
 def load(paths):
@@ -45,8 +44,17 @@ def spread(errors):
 
 
 def dim_scale(d):
-    rate = lambda x: x / (x + SOFTMAX_DIMS)
-    return rate(d) / rate(128)
+    """attention_dim_scale in src/perf/roofline_ops.cc: the measured rates, linear between."""
+    dims, rates = (64, 96, 128, 192, 256), (0.77, 0.79, 1.0, 0.69, 0.81)
+    if d <= dims[0]:
+        return rates[0]
+    if d >= dims[-1]:
+        return rates[-1]
+    i = max(j for j in range(len(dims)) if dims[j] <= d)
+    if dims[i] == d:
+        return rates[i]
+    t = (d - dims[i]) / (dims[i + 1] - dims[i])
+    return rates[i] + t * (rates[i + 1] - rates[i])
 
 
 def attention_time(row, rate, backward, sm_count, shaped):

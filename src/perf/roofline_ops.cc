@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string_view>
 
 #include "vramplan/model/precision.h"
@@ -159,16 +160,21 @@ HeadDims head_dims(const ModelConfig& m, const OpDims& d) {
 // Query rows per tile of the flash-attention kernels on Hopper and Blackwell (FlashAttention-2/3,
 // cuDNN's fused attention): one thread block per 128 queries of one head.
 constexpr double kAttentionTileRows = 128;
-// The per-score work that does not scale with the head dimension (the softmax's exponentials,
-// max and rescaling), in units of one head-dimension element of the two GEMMs. Measured with
-// cuDNN attention (PyTorch's and Transformer Engine's default on Hopper) on an H100:
-// d = 64 runs at 0.79 of d = 128's FLOP rate, forward + backward, 16-64 heads, s >= 8,192
-// (reference/gpu_runs/h100-2026-11-27-shapes.jsonl). FlashAttention-2 measures 20.
-constexpr double kAttentionSoftmaxDims = 47;
-
+// Attention's rate by head dimension relative to d = 128, measured with cuDNN attention
+// (PyTorch's and Transformer Engine's default on Hopper) on an H100, forward + backward, 16-64
+// heads, s = 8,192-16,384 (reference/gpu_runs/h100-2026-11-27-shapes-dims.jsonl): below 128
+// the softmax's fixed work per score weighs more, above it the kernel's tiles shrink to fit its
+// registers. Linear between the measured dimensions, flat beyond them.
 double attention_dim_scale(double head_dim) {
-  const auto rate = [](double dim) { return dim / (dim + kAttentionSoftmaxDims); };
-  return rate(head_dim) / rate(128);
+  constexpr double kDims[] = {64, 96, 128, 192, 256};
+  constexpr double kRate[] = {0.77, 0.79, 1.0, 0.69, 0.81};
+  constexpr int kLast = static_cast<int>(std::size(kDims)) - 1;
+  if (head_dim <= kDims[0]) return kRate[0];
+  if (head_dim >= kDims[kLast]) return kRate[kLast];
+  int i = 0;
+  while (head_dim > kDims[i + 1]) ++i;
+  const double t = (head_dim - kDims[i]) / (kDims[i + 1] - kDims[i]);
+  return kRate[i] + t * (kRate[i + 1] - kRate[i]);
 }
 
 void add_attention_core(const Scenario& s, const OpDims& d, bool sliding, OpList& out) {

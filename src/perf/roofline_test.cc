@@ -141,7 +141,7 @@ TEST(RooflineOps, RoutedExpertsAsGroupedGemms) {
 
 // Attention's parallel tiles: 128 queries of one head each, counted in units of the longest
 // (twice the average under a causal mask over the whole sequence), and the head dimension's
-// rate relative to d = 128 (the softmax's fixed work per score, measured with cuDNN).
+// rate relative to d = 128 (measured with cuDNN, interpolated between the measured dimensions).
 TEST(RooflineOps, AttentionTilesAndHeadDimScale) {
   Scenario s = llama8b();  // 32 heads of 128, s = 4,096
   s.training.micro_batch = 2;
@@ -154,7 +154,11 @@ TEST(RooflineOps, AttentionTilesAndHeadDimScale) {
   Scenario small = llama8b();
   small.model.head_dim = 64;
   const double scale = find_op(dense_layer(small), "attention (flash)").attention_scale;
-  EXPECT_NEAR(scale, (64.0 / 111) / (128.0 / 175), 1e-12);  // 0.79: d = 64 against 128
+  EXPECT_DOUBLE_EQ(scale, 0.77);  // measured: d = 64 against 128
+  Scenario mla_like = llama8b();
+  mla_like.model.head_dim = 160;  // halfway between the measured 128 and 192
+  EXPECT_NEAR(find_op(dense_layer(mla_like), "attention (flash)").attention_scale, (1.0 + 0.69) / 2,
+              1e-12);
   Scenario windowed = llama8b();
   windowed.model.sliding_window = 1024;  // the longest tile attends the window: no halving
   OpList ops;
