@@ -145,7 +145,8 @@ TEST(RooflineOps, RoutedExpertsAsGroupedGemms) {
 TEST(RooflineOps, AttentionTilesAndHeadDimScale) {
   Scenario s = llama8b();  // 32 heads of 128, s = 4,096
   s.training.micro_batch = 2;
-  const OpCost& attention = find_op(dense_layer(s), "attention (flash)");
+  // Copies: each list is a temporary.
+  const OpCost attention = find_op(dense_layer(s), "attention (flash)");
   EXPECT_DOUBLE_EQ(attention.attention_tiles, 2 * 32 * (4096 / 128) / 2.0);
   EXPECT_DOUBLE_EQ(attention.attention_scale, 1);
   s.parallel.tp = 8;  // 4 heads per GPU
@@ -205,7 +206,7 @@ TEST(RooflineOps, Fp8LinearsCastTheirInputsAndOutputGradients) {
   EXPECT_DOUBLE_EQ(o8.kernels, o16.kernels);
   // MXFP8 adds an E8M0 scale per 32 values to each fp8 copy.
   fp8.training.fp8 = Fp8Recipe::kMxfp8;
-  const OpCost& mx = find_op(dense_layer(fp8), "output projection");
+  const OpCost mx = find_op(dense_layer(fp8), "output projection");
   EXPECT_DOUBLE_EQ(mx.fwd_bytes, o16.fwd_bytes + n * h * (2 + 2 * (1 + 1.0 / 32)));
   OpList head16, head8;  // the LM head stays in bf16
   head_ops(bf16, op_dims(bf16), head16);
