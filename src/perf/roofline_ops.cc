@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <string_view>
 
 #include "vramplan/model/precision.h"
 
@@ -32,6 +31,12 @@ OpCost matmul(const char* name, const char* formula, double m, double k, double 
   op.gemm_n = n;
   op.gemm_k = k;
   op.gemms = gemms;
+  return op;
+}
+
+// A linear whose input the norm before it writes (LayerNormLinear in Transformer Engine).
+OpCost from_norm(OpCost op) {
+  op.input_from_norm = true;
   return op;
 }
 
@@ -108,8 +113,8 @@ void add_norms(const Scenario& s, const OpDims& d, OpList& out) {
 void add_standard_projections(const Scenario& s, const OpDims& d, OpList& out) {
   const ModelConfig& m = s.model;
   const double q_heads = m.num_heads / d.tp, kv_heads = kv_heads_per_rank(m, d);
-  out.add(matmul("QKV projection", "2·n·h·(a+2g)·d/t", d.tokens, m.hidden,
-                 (q_heads + 2 * kv_heads) * m.head_dim, d));
+  out.add(from_norm(matmul("QKV projection", "2·n·h·(a+2g)·d/t", d.tokens, m.hidden,
+                           (q_heads + 2 * kv_heads) * m.head_dim, d)));
   // Fused kernels apply the rotary embedding inside the QKV epilogue or attention; transformers'
   // eager apply_rotary_pos_emb is its own traffic over q and k.
   if (eager_transformers(s, d) && !m.learned_position_embeddings) {
@@ -123,6 +128,9 @@ void add_standard_projections(const Scenario& s, const OpDims& d, OpList& out) {
 }
 
 // MLA's low-rank down-projections are replicated on every TP rank; the up-projections are split.
+// In Megatron's layer spec the input norm stays separate from the down-projections, and the
+// latent norms are fused into the up-projections (column_parallel_layer_norm_linear), which is
+// what from_norm marks for the fp8 casts.
 void add_mla_projections(const Scenario& s, const OpDims& d, OpList& out) {
   const ModelConfig& m = s.model;
   const MlaConfig& mla = m.mla;
@@ -131,16 +139,17 @@ void add_mla_projections(const Scenario& s, const OpDims& d, OpList& out) {
   if (mla.q_lora_rank > 0) {
     out.add(
         matmul("MLA q down-projection", "2·n·h·q_lora", d.tokens, m.hidden, mla.q_lora_rank, d));
-    out.add(matmul("MLA q up-projection", "2·n·q_lora·a·(nope+rope)/t", d.tokens, mla.q_lora_rank,
-                   q_heads * qk, d));
+    out.add(from_norm(matmul("MLA q up-projection", "2·n·q_lora·a·(nope+rope)/t", d.tokens,
+                             mla.q_lora_rank, q_heads * qk, d)));
   } else {
     out.add(
         matmul("MLA q projection", "2·n·h·a·(nope+rope)/t", d.tokens, m.hidden, q_heads * qk, d));
   }
   out.add(matmul("MLA kv down-projection", "2·n·h·(kv_lora+rope)", d.tokens, m.hidden,
                  mla.kv_lora_rank + mla.qk_rope_head_dim, d));
-  out.add(matmul("MLA kv up-projection", "2·n·kv_lora·a·(nope+v)/t", d.tokens, mla.kv_lora_rank,
-                 q_heads * (mla.qk_nope_head_dim + mla.v_head_dim), d));
+  out.add(
+      from_norm(matmul("MLA kv up-projection", "2·n·kv_lora·a·(nope+v)/t", d.tokens,
+                       mla.kv_lora_rank, q_heads * (mla.qk_nope_head_dim + mla.v_head_dim), d)));
 }
 
 struct HeadDims {
@@ -230,8 +239,12 @@ void add_mlp(const Scenario& s, const OpDims& d, double width, bool shared, OpLi
   const bool gated = s.model.mlp == MlpKind::kGated;
   const double h = s.model.hidden, f = width / d.tp;
   if (gated) {
-    out.add(matmul(shared ? "shared experts gate+up" : "MLP gate+up projection",
-                   shared ? "2·n·h·2·S·f_s/t" : "2·n·h·2f/t", d.tokens, h, 2 * f, d));
+    // Megatron fuses the pre-MLP norm into a dense model's gate+up (LayerNormLinear); a model
+    // with experts keeps that norm separate, also in its dense layers, since the router and the
+    // shared experts read it too (gpt_layer_specs.py).
+    OpCost up = matmul(shared ? "shared experts gate+up" : "MLP gate+up projection",
+                       shared ? "2·n·h·2·S·f_s/t" : "2·n·h·2f/t", d.tokens, h, 2 * f, d);
+    out.add(shared || s.model.moe.num_experts > 0 ? up : from_norm(up));
   } else {
     out.add(matmul(shared ? "shared experts up" : "MLP up projection",
                    shared ? "2·n·h·S·f_s/t" : "2·n·h·f/t", d.tokens, h, f, d));
@@ -255,6 +268,7 @@ void add_moe(const Scenario& s, const OpDims& d, OpList& out) {
   const MoeConfig& moe = m.moe;
   const double h = m.hidden, local_tokens = d.tokens / d.tp_sp;
   OpCost router = matmul("router", "2·n·h·E/t_sp", local_tokens, h, moe.num_experts, d);
+  router.fp8_linear = false;  // the router stays in bf16 (fp32 with --moe-router-dtype)
   const double scores = local_tokens * moe.num_experts * 4;  // fp32 softmax/top-k over E
   router.fwd_bytes += 3 * scores;
   router.bwd_bytes += 3 * scores;
@@ -296,22 +310,19 @@ void add_moe(const Scenario& s, const OpDims& d, OpList& out) {
 // Transformer Engine's fp8 linears quantize what their GEMMs read (docs/fp8.md): forward, the
 // input, in one cast-transpose kernel that reads the 16-bit values and writes a row-wise fp8
 // copy and a column-wise one for the weight-gradient GEMM, unless the norm before the linear
-// writes fp8 itself (LayerNormLinear: QKV and a dense MLP's gate+up); backward, the output
+// writes fp8 itself (LayerNormLinear: QKV, a dense model's gate+up, MLA's up-projections:
+// input_from_norm); backward, the output
 // gradient, the same way, for the input- and weight-gradient GEMMs. The router stays in bf16.
 // Kernel counts stay as modelled: TE launches the casts from inside the linear's own call, and
 // the fitted CPU cost is per modelled launch (docs/roofline.md).
-void add_fp8_casts(const OpDims& d, LayerKind kind, int first, OpList& out) {
+void add_fp8_casts(const OpDims& d, int first, OpList& out) {
   const double per_value = d.act_bytes + 2 * d.fp8_value_bytes;
   for (int i = first; i < out.count; ++i) {
     OpCost& op = out.ops[i];
     if (op.kind != OpKind::kMatmul && op.kind != OpKind::kGroupedMatmul) continue;
-    const std::string_view name = op.name;
-    if (name == "router") continue;
-    const bool norm_fused = name == "QKV projection" || name == "MLA q down-projection" ||
-                            name == "MLA q projection" || name == "MLA kv down-projection" ||
-                            (!kind.moe && name == "MLP gate+up projection");
+    if (!op.fp8_linear) continue;
     const double gemms = std::max(op.gemms, 1.0);
-    if (!norm_fused) op.fwd_bytes += op.gemm_m * op.gemm_k * gemms * per_value;
+    if (!op.input_from_norm) op.fwd_bytes += op.gemm_m * op.gemm_k * gemms * per_value;
     op.bwd_bytes += op.gemm_m * op.gemm_n * gemms * per_value;
   }
 }
@@ -369,7 +380,7 @@ void layer_ops(const Scenario& s, const OpDims& d, LayerKind kind, OpList& out) 
   } else {
     add_mlp(s, d, static_cast<double>(s.model.ffn), false, out);
   }
-  if (d.fp8_value_bytes > 0) add_fp8_casts(d, kind, first, out);
+  if (d.fp8_value_bytes > 0) add_fp8_casts(d, first, out);
 }
 
 void embedding_ops(const Scenario& s, const OpDims& d, OpList& out) {

@@ -63,6 +63,10 @@ struct OpCost {
   // efficiency at this head dimension relative to d = 128 (attention_dim_scale).
   double attention_tiles = 0;
   double attention_scale = 1;
+  // A decoder-layer GEMM that runs in fp8 under fp8 training (not the router), and whether the
+  // norm before it writes its input (Transformer Engine's LayerNormLinear casts it there).
+  bool fp8_linear = true;
+  bool input_from_norm = false;
   bool selective = false;  // re-run by selective recomputation
 };
 

@@ -208,6 +208,18 @@ TEST(RooflineOps, Fp8LinearsCastTheirInputsAndOutputGradients) {
   fp8.training.fp8 = Fp8Recipe::kMxfp8;
   const OpCost mx = find_op(dense_layer(fp8), "output projection");
   EXPECT_DOUBLE_EQ(mx.fwd_bytes, o16.fwd_bytes + n * h * (2 + 2 * (1 + 1.0 / 32)));
+  // A model with experts keeps its pre-MLP norm apart (the router reads it too): its dense
+  // layers' gate+up cast their input.
+  Scenario moe16;
+  moe16.model = testing::tiny_moe();  // h = 64
+  moe16.training.seq_len = 1024;
+  Scenario moe8 = moe16;
+  moe8.training.fp8 = Fp8Recipe::kTensorwise;
+  OpList dense16, dense8;
+  layer_ops(moe16, op_dims(moe16), LayerKind{}, dense16);
+  layer_ops(moe8, op_dims(moe8), LayerKind{}, dense8);
+  EXPECT_DOUBLE_EQ(find_op(dense8, "MLP gate+up projection").fwd_bytes,
+                   find_op(dense16, "MLP gate+up projection").fwd_bytes + 1024.0 * 64 * 4);
   OpList head16, head8;  // the LM head stays in bf16
   head_ops(bf16, op_dims(bf16), head16);
   head_ops(fp8, op_dims(fp8), head8);
