@@ -16,13 +16,11 @@ Output: JSON lines, kinds "environment", "gemm_shape", "grouped_gemm", "attentio
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
 import time
 
-from .gpu_measure import environment
+from .gpu_cli import measurement_parser, measurement_run
 
 # GEMM y = x·Wᵀ with x of m × k and W of n × k: the k and n of the presets' layers and experts
 # after tensor parallelism (Llama 1B-405B, Qwen3 MoE, DeepSeek-V3, gpt-oss, Mixtral), and m tokens.
@@ -322,32 +320,14 @@ PARTS = {
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--output", required=True)
-    ap.add_argument("--seconds", type=float, default=240, help="start nothing after this many seconds")
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--smoke", action="store_true", help="tiny shapes: exercise the code paths")
-    ap.add_argument("--parts", default="attention,grouped,gemm,memory", help="which parts, in this order")
+    ap = measurement_parser(__doc__, 240, "attention,grouped,gemm,memory")
     ap.add_argument(
         "--head-dims", default="", help="attention only at these head dimensions (e.g. 64,128,256), 16-64 heads"
     )
     args = ap.parse_args(argv)
     import torch
 
-    t0 = time.time()
-    deadline = t0 + args.seconds
-    with open(args.output, "w") as out:
-
-        def emit(row):
-            out.write(json.dumps(row) + "\n")
-            out.flush()
-            print(f"[{time.time() - t0:6.1f} s] {json.dumps(row)[:200]}", flush=True)
-
-        env = environment(args.device)
-        if args.device == "cuda":
-            env["torch_cuda_arch"] = torch.cuda.get_device_capability()
-            env["sm_count"] = torch.cuda.get_device_properties(0).multi_processor_count
-        emit(dict(kind="environment", **env))
+    with measurement_run(args, torch) as (emit, deadline):
         for part in args.parts.split(","):
             if part == "attention" and args.head_dims:
                 dims = tuple(int(x) for x in args.head_dims.split(","))

@@ -17,7 +17,6 @@ with tiny shapes and measures nothing of use.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import statistics
@@ -25,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from .gpu_measure import environment
+from .gpu_cli import measurement_parser, measurement_run
 
 # (name, hidden, ffn, heads, kv heads, head dim) of the dense presets whose GEMMs are swept
 GEMM_MODELS = [
@@ -381,31 +380,12 @@ def measure_launch_cost(torch, device, emit, smoke=False):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--output", required=True)
-    ap.add_argument("--seconds", type=float, default=300, help="start nothing after this many seconds")
-    ap.add_argument("--device", default="cuda")
-    ap.add_argument("--smoke", action="store_true", help="tiny shapes: exercise the code paths")
-    ap.add_argument("--parts", default="steps,gemm,attention", help="which parts, in this order")
-    args = ap.parse_args(argv)
+    args = measurement_parser(__doc__, 300, "steps,gemm,attention").parse_args(argv)
     import gc
 
     import torch
 
-    t0 = time.time()
-    deadline = t0 + args.seconds
-    with open(args.output, "w") as out:
-
-        def emit(row):
-            out.write(json.dumps(row) + "\n")
-            out.flush()
-            brief = {k: v for k, v in row.items() if k not in ("trace", "kind")}
-            print(f"[{time.time() - t0:6.1f} s] {row['kind']} {json.dumps(brief)[:220]}", flush=True)
-
-        env = environment(args.device)
-        if args.device == "cuda":
-            env["torch_cuda_arch"] = torch.cuda.get_device_capability()
-        emit(dict(kind="environment", **env))
+    with measurement_run(args, torch) as (emit, deadline):
         for part in args.parts.split(","):
             if part == "gemm":
                 measure_gemms(torch, args.device, emit, deadline, args.smoke)

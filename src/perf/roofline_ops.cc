@@ -345,10 +345,7 @@ OpDims op_dims(const Scenario& s) {
   d.param_bytes = std::min(bytes_per_element(tr.param_dtype), d.act_bytes);
   d.wgrad_bytes = tr.fp32_grad_accumulation ? 8.0 : bytes_per_element(tr.grad_dtype);
   d.vocab = static_cast<double>(padded_vocab(s));
-  const Fp8Recipe recipe = tr.fp8;
-  if (recipe != Fp8Recipe::kNone)
-    d.fp8_value_bytes =
-        recipe == Fp8Recipe::kBlockwise || recipe == Fp8Recipe::kMxfp8 ? 1 + 1.0 / 32 : 1;
+  if (tr.fp8 != Fp8Recipe::kNone) d.fp8_value_bytes = has_block_scales(tr.fp8) ? 1 + 1.0 / 32 : 1;
   return d;
 }
 

@@ -25,6 +25,9 @@ enum class FsdpMode { kNone, kFullShard, kShardGradOp, kHybridShard, kNoShard };
 // (DeepSeek-V3 style: 1×128 activation tiles, 128×128 weight blocks) and kMxfp8 (Blackwell:
 // one 8-bit scale per 32 values) add scales that cost 1/32 of a byte per activation value.
 enum class Fp8Recipe { kNone, kDelayed, kTensorwise, kBlockwise, kMxfp8 };
+inline bool has_block_scales(Fp8Recipe r) {
+  return r == Fp8Recipe::kBlockwise || r == Fp8Recipe::kMxfp8;
+}
 
 // Names as users type them, indexed by enum value: the one table that parsing, reports and help
 // text share.

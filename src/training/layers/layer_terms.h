@@ -24,11 +24,6 @@ class SumBuilder {
   std::string text_;
 };
 
-// Blockwise (1×128 fp32 tiles) and MXFP8 (E8M0 per 32) scales cost 1/32 B per activation value.
-inline bool has_block_scales(Fp8Recipe r) {
-  return r == Fp8Recipe::kBlockwise || r == Fp8Recipe::kMxfp8;
-}
-
 struct Dims {
   bool fp8;  // linear layers save their inputs in fp8 (Training::fp8)
   Fp8Recipe recipe;
