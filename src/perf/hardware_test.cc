@@ -13,9 +13,10 @@ constexpr int64_t kGiB = 1ll << 30;
 
 TEST(BuiltinGpus, HasEveryCatalogIdInOrder) {
   const std::vector<std::string> expected = {
-      "v100-16gb",    "v100-32gb",    "a10-24gb",  "l4-24gb",      "a100-40gb",      "a100-80gb",
-      "h100-80gb",    "h100-94gb",    "h100-96gb", "h200-141gb",   "b200-180gb",     "gb200-186gb",
-      "mi300x-192gb", "mi325x-256gb", "l40s-48gb", "rtx4090-24gb", "rtx6000ada-48gb"};
+      "v100-16gb",  "v100-32gb",    "a10-24gb",       "l4-24gb",      "a100-40gb",
+      "a100-80gb",  "h100-80gb",    "h100-94gb",      "h100-96gb",    "h100-96gb-hbm2e",
+      "h200-141gb", "b200-180gb",   "gb200-186gb",    "mi300x-192gb", "mi325x-256gb",
+      "l40s-48gb",  "rtx4090-24gb", "rtx6000ada-48gb"};
   std::vector<std::string> ids;
   for (const Gpu& gpu : builtin_gpus().gpus) ids.push_back(gpu.id);
   EXPECT_EQ(ids, expected);
@@ -31,6 +32,24 @@ TEST(BuiltinGpus, Gb200NodeIsTheNvl72Rack) {
   EXPECT_EQ(gb200->peak_tflops(DType::kFp8), 5000);
   // Two GPUs share a superchip's NVLink-C2C link to their Grace CPU.
   EXPECT_EQ(gb200->host_link_gbps, 225);
+}
+
+TEST(BuiltinGpus, GrandTetonH100IsNotTheGh200Part) {
+  // torchtitan's Meta benchmarks ran on Grand Teton hosts (benchmarks/llama3_h100_202412_
+  // torchtitan.md, Hardware): 8 NVLink-connected H100s per host, 96GB HBM2e at 2.4 TB/s, 400 Gb/s
+  // per GPU, 500 W; the peak is between the SXM's and the NVL's, taken as their midpoint.
+  const Gpu* teton = builtin_gpus().find("h100-96gb-hbm2e");
+  const Gpu* gh200 = builtin_gpus().find("h100-96gb");
+  ASSERT_NE(teton, nullptr);
+  ASSERT_NE(gh200, nullptr);
+  EXPECT_EQ(teton->gpus_per_node, 8);
+  EXPECT_EQ(teton->inter_node_gbps, 50);
+  EXPECT_EQ(teton->hbm_gbps, 2400);
+  EXPECT_GT(teton->peak_tflops(DType::kBf16),
+            builtin_gpus().find("h100-94gb")->peak_tflops(DType::kBf16));
+  EXPECT_LT(teton->peak_tflops(DType::kBf16),
+            builtin_gpus().find("h100-80gb")->peak_tflops(DType::kBf16));
+  EXPECT_EQ(gh200->gpus_per_node, 4);
 }
 
 // Attention's tile occupancy needs the SM count of every GPU the step time prices.
