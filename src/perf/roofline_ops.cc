@@ -287,12 +287,15 @@ void add_moe(const Scenario& s, const OpDims& d, OpList& out) {
   permute.fwd_flops = 2 * routed * h;  // the gate-weighted sum of expert outputs
   permute.bwd_flops = 4 * routed * h;
   permute.kernels = 2;
+  permute.dynamic_shape = true;
   out.add(permute);
   const bool gated = m.mlp == MlpKind::kGated;
   const double f = moe.expert_ffn / d.etp;
-  out.add(matmul("routed experts gate+up (grouped)",
-                 gated ? "2·n·k·h·2f_e/t_sp" : "2·n·k·h·f_e/t_sp", per_expert, h, gated ? 2 * f : f,
-                 d, local_experts));
+  OpCost up =
+      matmul("routed experts gate+up (grouped)", gated ? "2·n·k·h·2f_e/t_sp" : "2·n·k·h·f_e/t_sp",
+             per_expert, h, gated ? 2 * f : f, d, local_experts);
+  up.dynamic_shape = true;
+  out.add(up);
   OpCost activation =
       elementwise("routed experts activation", gated ? "≈5·n·k·f_e/t_sp" : "≈8·n·k·f_e/t_sp",
                   routed * f, gated ? 3 : 2, gated ? 5 : 3, gated ? 5 : 8, d);
@@ -300,9 +303,12 @@ void add_moe(const Scenario& s, const OpDims& d, OpList& out) {
     activation.fwd_bytes = routed * f * kEagerGatedActivation.fwd;
     activation.bwd_bytes = routed * f * kEagerGatedActivation.bwd;
   }
+  activation.dynamic_shape = true;
   out.add(activation);
-  out.add(matmul("routed experts down (grouped)", "2·n·k·f_e·h/t_sp", per_expert, f, h, d,
-                 local_experts));
+  OpCost down = matmul("routed experts down (grouped)", "2·n·k·f_e·h/t_sp", per_expert, f, h, d,
+                       local_experts);
+  down.dynamic_shape = true;
+  out.add(down);
   if (moe.shared_experts > 0)
     add_mlp(s, d, static_cast<double>(moe.shared_experts) * moe.shared_expert_ffn, true, out);
 }

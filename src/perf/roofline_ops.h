@@ -68,6 +68,9 @@ struct OpCost {
   bool fp8_linear = true;
   bool input_from_norm = false;
   bool selective = false;  // re-run by selective recomputation
+  // Sized by the tokens routed to this rank's experts, known only once the router has run
+  // (dropless routing): a CUDA graph, which replays fixed shapes, cannot capture it.
+  bool dynamic_shape = false;
 };
 
 inline constexpr int kMaxOps = 20;

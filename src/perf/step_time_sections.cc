@@ -26,6 +26,10 @@ double tile_occupancy_bound(const StepTimeData& data, const OpCost& op) {
 
 namespace {
 
+// The expert all-to-all (dispatch, combine) and the expert-TP gather and scatter: collectives
+// issued per pass each.
+constexpr double kRoutedCollectivesPerPass = 2;
+
 // Seconds of one pass of one operation: the slower of compute and memory traffic, plus a fixed
 // cost per kernel.
 double op_seconds(const StepTimeData& data, const OpCost& op, bool backward) {
@@ -97,8 +101,8 @@ void add_tp_comm(const Scenario& s, const OpDims& d, LayerKind kind, const Netwo
     t.launches_bwd += 2 * blocks;
   }
   if (kind.moe && d.etp > 1) {
-    t.launches_fwd += 2;
-    t.launches_bwd += 2;
+    t.launches_fwd += kRoutedCollectivesPerPass;
+    t.launches_bwd += kRoutedCollectivesPerPass;
     // Expert-TP ranks gather the tokens routed to them and scatter the results back.
     const double routed = d.tokens * s.model.moe.top_k * d.etp / d.tp_sp;
     const double gathered = net.ring(routed * s.model.hidden * d.act_bytes, d.etp, 1);
@@ -112,9 +116,31 @@ void add_ep_comm(const Scenario& s, const OpDims& d, const Network& net, Section
   const double sent = d.tokens / d.tp_sp * s.model.moe.top_k * s.model.hidden * d.act_bytes;
   t.ep += 4 * net.all_to_all(sent, d.ep, d.etp);
   if (d.ep > 1) {
-    t.launches_fwd += 2;
-    t.launches_bwd += 2;
+    t.launches_fwd += kRoutedCollectivesPerPass;
+    t.launches_bwd += kRoutedCollectivesPerPass;
   }
+}
+
+// Per-layer CUDA graphs (--cuda-graphs: Megatron --cuda-graph-impl transformer_engine|local,
+// Transformer Engine's make_graphed_callables in transformer_engine/pytorch/graph.py): the
+// layer's kernels and collectives replay from a captured graph, one launch per graph and pass,
+// instead of being issued one by one. What has no fixed shape stays eager: under dropless routing
+// the routed experts (permutation, grouped GEMMs, activation), their all-to-all and the expert-TP
+// gathers are sized by the router at run time (Megatron's capturable MoE scopes, moe_router and
+// moe_preprocess, stop before the dispatch). A layer with such a part is two graphs, before and
+// after it.
+void replay_from_graphs(const OpList& ops, LayerKind kind, const OpDims& d, SectionTime& t) {
+  double eager = 0;
+  for (int i = 0; i < ops.count; ++i)
+    if (ops.ops[i].dynamic_shape) eager += ops.ops[i].kernels;
+  double collectives = 0;
+  if (kind.moe && d.ep > 1) collectives += kRoutedCollectivesPerPass;
+  if (kind.moe && d.etp > 1) collectives += kRoutedCollectivesPerPass;
+  const double graphs = eager + collectives > 0 ? 2 : 1;
+  t.launches_fwd = graphs + eager + collectives;
+  t.launches_bwd = graphs + 2 * eager + collectives;
+  // Selective recomputation re-runs the attention inside the captured graph.
+  t.attention_launches = std::min(t.attention_launches, 1.0);
 }
 
 // Context parallelism as Megatron-LM runs it by default (--cp-comm-type p2p: Transformer
@@ -160,6 +186,7 @@ SectionTime layer_time(const StepTimeData& data, const Scenario& s, const OpDims
   add_tp_comm(s, d, kind, net, tp_gemms, t);
   if (kind.moe) add_ep_comm(s, d, net, t);
   add_cp_comm(data, s, d, net, t.attention_fwd, t);
+  if (s.overheads.per_layer_cuda_graphs) replay_from_graphs(ops, kind, d, t);
   return t;
 }
 

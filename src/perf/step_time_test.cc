@@ -364,6 +364,23 @@ TEST(StepTime, TpCommOverlapExposesOnlyWhatOutlastsTheGemms) {
   EXPECT_DOUBLE_EQ(alone.step_time_s, evaluate(one).step_time_s);
 }
 
+// Per-layer CUDA graphs: the CPU issues a graph per layer and pass instead of every kernel, so a
+// launch-bound step (short sequences, costly launches) loses most of its CPU-bound part; the
+// GPU's own time does not change.
+TEST(StepTime, CudaGraphsShrinkTheCpuBoundPart) {
+  Scenario s = llama8b(1, 8);
+  s.training.seq_len = 256;
+  StepTimeConstants c;
+  c.cpu_overhead_s = 1e-3;
+  const StepTime eager = evaluate(s, c);
+  s.overheads.per_layer_cuda_graphs = true;
+  const StepTime graphed = evaluate(s, c);
+  EXPECT_GT(eager.cpu_bound_s, 0);
+  EXPECT_LT(graphed.cpu_bound_s, eager.cpu_bound_s / 4);
+  EXPECT_DOUBLE_EQ(graphed.compute_s, eager.compute_s);
+  EXPECT_LT(graphed.step_time_s, eager.step_time_s);
+}
+
 // The optimizer step streams its bytes at the measured optimizer_hbm_efficiency, not the fitted
 // element-wise one; torch's foreach AdamW makes 20 accesses per parameter where the fused kernel
 // makes 7.

@@ -75,6 +75,27 @@ bool recipe_overlaps_tp_comm(const CsvRow& r) {
   return !(r["hf_model"] == "Qwen3-235B-A22B" && r["gpu"] == "h100-80gb");
 }
 
+// Whether the recipe that ran a row captured each layer's static part, attention included, in
+// CUDA graphs (vramplan's cuda_graphs: the step time issues those layers as graph launches). Read
+// so far for Qwen3-30B-A3B, in Megatron-Bridge's performance configs of each release: 25.09
+// (scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml at v0.1.0rc4) sets
+// `cuda_graphs: true` on GB200 and B200, which helpers.py set_cuda_graph_overrides turns into
+// model.enable_cuda_graph; from 25.11 (qwen3 workload_base_configs.py) the scope includes "attn"
+// for GB200 bf16 and fp8-cs, and for B200 from 26.04 (v0.4.0); GB200 MXFP8 captures only the
+// router and its preprocessing until 26.06 (v0.5.0), which captures the full iteration; H100
+// captures only the router and its preprocessing. A scope without the attention leaves most of
+// the layer eager, as vramplan's default does. The other models' recipes are not read yet: no
+// other row's step is CPU-bound in the model, so it would not change their prediction.
+bool recipe_captures_layer_graphs(const CsvRow& r) {
+  if (r["framework"] != "megatron-bridge" || r["hf_model"] != "Qwen3-30B-A3B") return false;
+  const std::string release = r["framework_version"].substr(0, 5);
+  const std::string& gpu = r["gpu"];
+  if (release == "25.09") return gpu == "gb200" || gpu == "b200";
+  if (gpu == "gb200") return r["precision"] != "fp8-mx" || release >= "26.06";
+  if (gpu == "b200") return release >= "26.04";
+  return false;
+}
+
 json settings_of(const CsvRow& r, const std::string& recipe) {
   const std::string& framework = r["framework"];
   json s = {{"model", r["hf_model"]},
@@ -93,6 +114,7 @@ json settings_of(const CsvRow& r, const std::string& recipe) {
   if (!r["etp"].empty()) s["etp"] = integer(r["etp"], 1);
   if (!r["recompute"].empty()) s["recompute"] = r["recompute"];
   if (integer(r["tp"], 1) > 1 && recipe_overlaps_tp_comm(r)) s["tp_comm_overlap"] = true;
+  if (recipe_captures_layer_graphs(r)) s["cuda_graphs"] = true;
   return s;
 }
 
