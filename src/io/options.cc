@@ -256,6 +256,10 @@ constexpr OptionSpec kOptions[] = {
      "Engine userbuffers, Megatron --tp-comm-overlap; torchtitan async TP); only what outlasts "
      "the GEMMs is exposed",
      ""},
+    {"ep_comm_overlap", K::kBool, "framework", "false",
+     "step time: the expert all-to-all of one microbatch overlaps another's compute (Megatron "
+     "--overlap-moe-expert-parallel-comm, combined 1F1B; Megatron-Bridge moe_a2a_overlap)",
+     ""},
     {"tp_allgather_buffer", K::kBool, "framework", "false (true: nanotron)",
      "a persistent n·h buffer for the sequence-parallel all-gathers (nanotron MemoryBuffer)", ""},
     {"pipeline_fsdp_unsharded", K::kBool, "framework", "false (true: torchtitan)",

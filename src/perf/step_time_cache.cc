@@ -16,8 +16,8 @@ constexpr double kLargestBoundedStep = 1e200;
 bool all_finite(const SectionTime& t) {
   return std::isfinite(t.fwd) && std::isfinite(t.bwd) && std::isfinite(t.attention_fwd) &&
          std::isfinite(t.tp_fwd) && std::isfinite(t.tp_bwd) && std::isfinite(t.ep) &&
-         std::isfinite(t.cp) && std::isfinite(t.launches_fwd) && std::isfinite(t.launches_bwd) &&
-         std::isfinite(t.attention_launches);
+         std::isfinite(t.cp) && std::isfinite(t.ep_unpaired) && std::isfinite(t.launches_fwd) &&
+         std::isfinite(t.launches_bwd) && std::isfinite(t.attention_launches);
 }
 
 bool all_finite(const LayoutTimes& times) {
@@ -169,7 +169,7 @@ std::optional<StepTime> StepTimeModel::evaluate_unless_slower(const Scenario& s,
   if (data.later_parts_bounded && at.sections->finite && !s.offload.any()) {
     StepTime first;
     const double microbatches = static_cast<double>(at.microbatches);
-    const double seconds = first_parts_seconds(microbatches, *at.slowest, first);
+    const double seconds = first_parts_seconds(s, microbatches, *at.slowest, first);
     if (seconds > 0 && seconds < kLargestBoundedStep &&
         tokens_per_gpu(s, at.sections->dims, microbatches, seconds) < tokens_floor)
       return std::nullopt;

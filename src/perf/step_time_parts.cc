@@ -48,13 +48,21 @@ LayoutTimes layout_times(const StepTimeData& data, const Scenario& s) {
   return times;
 }
 
-double first_parts_seconds(double microbatches, const RankWork& slowest, StepTime& out) {
+// Microbatches whose expert all-to-all has no partner under combined 1F1B (ep_comm_overlap): the
+// first forward and the last backward without pipelining; a pipeline's warm-up forwards and
+// cool-down backwards (pp − 1 each on its first rank) besides, in all at most every microbatch.
+double unpaired_microbatches(const Scenario& s, double microbatches) {
+  return std::min(microbatches, static_cast<double>(s.parallel.pp));
+}
+
+double first_parts_seconds(const Scenario& s, double microbatches, const RankWork& slowest,
+                           StepTime& out) {
   const SectionTime& t = slowest.time;
   out.compute_s = microbatches * (t.fwd + t.bwd);
   out.recompute_s = microbatches * slowest.recompute;
   out.tp_comm_s = microbatches * (t.tp_fwd + t.tp_bwd);
   out.cp_comm_s = microbatches * t.cp;
-  out.ep_comm_s = microbatches * t.ep;
+  out.ep_comm_s = microbatches * t.ep + unpaired_microbatches(s, microbatches) * t.ep_unpaired;
   out.cpu_bound_s = microbatches * (slowest.busy() - slowest.gpu);
   return out.compute_s + out.recompute_s + out.tp_comm_s + out.cp_comm_s + out.ep_comm_s +
          out.cpu_bound_s;
@@ -73,7 +81,7 @@ StepTime step_time_of(const StepTimeData& data, const Scenario& s, const OpDims&
   const Parallelism& p = s.parallel;
   const Network net(data.cluster, data.c);
   StepTime out;
-  const double first = first_parts_seconds(microbatches, slowest, out);
+  const double first = first_parts_seconds(s, microbatches, slowest, out);
   out.pp_bubble_s = pipeline_seconds(data, s, d, net, microbatches, slowest.busy());
   out.dp_comm_exposed_s = terms.dp_exposed;
   out.optimizer_s = terms.optimizer;

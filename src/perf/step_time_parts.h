@@ -20,7 +20,8 @@ StepTime step_time_of(const StepTimeData& data, const Scenario& s, const OpDims&
 // offload) are not negative (later_parts_bounded), and adding a non-negative double never lowers
 // a sum: the step is at least this sum, in floating point too, so tokens_per_gpu of it is at
 // least the layout's tokens/s per GPU.
-double first_parts_seconds(double microbatches, const RankWork& slowest, StepTime& out);
+double first_parts_seconds(const Scenario& s, double microbatches, const RankWork& slowest,
+                           StepTime& out);
 
 // Tokens per second per GPU of a step of `step_seconds`, as step_time_of computes it.
 double tokens_per_gpu(const Scenario& s, const OpDims& d, double microbatches, double step_seconds);

@@ -60,10 +60,14 @@ struct SectionTime {
   double attention_fwd = 0;  // what selective recomputation re-runs
   double tp_fwd = 0, tp_bwd = 0;
   double ep = 0, cp = 0;
+  // With ep_comm_overlap, the expert all-to-all that a microbatch without a partner pays on top
+  // of `ep` (what the paired compute hides): the first forward and the last backward.
+  double ep_unpaired = 0;
   // Kernels and collectives the framework issues from the CPU, forward and backward.
   double launches_fwd = 0, launches_bwd = 0, attention_launches = 0;
   double total() const { return fwd + bwd + tp_fwd + tp_bwd + ep + cp; }
   void add(const SectionTime& o, double times) {
+    ep_unpaired += times * o.ep_unpaired;
     launches_fwd += times * o.launches_fwd;
     launches_bwd += times * o.launches_bwd;
     attention_launches += times * o.attention_launches;

@@ -156,6 +156,38 @@ TEST(StepTime, ExpertParallelismPaysAllToAll) {
   EXPECT_GT(spread.ep_comm_s, 0);
 }
 
+// Combined 1F1B (ep_comm_overlap): each microbatch's all-to-all hides behind the paired
+// microbatch's compute, so with a fast network only the microbatch without a partner pays it (one
+// of 8 here); on a slow one what outlasts the compute stays exposed. Compute does not change.
+TEST(StepTime, EpCommOverlapLeavesTheUnpairedMicrobatchExposed) {
+  Scenario s;
+  s.model = testing::tiny_moe();
+  s.training.seq_len = 1024;
+  s.parallel.dp = 8;
+  s.parallel.ep = 8;
+  s.training.global_batch = 64;  // 8 microbatches per rank
+  const Cluster fast{8, 1e6, 1e6};
+  const StepTime plain = evaluate(s, ideal(), fast);
+  s.conventions.ep_comm_overlap = true;
+  const StepTime overlapped = evaluate(s, ideal(), fast);
+  EXPECT_GT(plain.ep_comm_s, 0);
+  EXPECT_NEAR(overlapped.ep_comm_s, plain.ep_comm_s / 8, 1e-9 * plain.ep_comm_s);
+  EXPECT_DOUBLE_EQ(overlapped.compute_s, plain.compute_s);
+  // 1 GB/s: the all-to-all outlasts the compute; the overlap hides at most the compute.
+  const Cluster slow{8, 1, 1};
+  const StepTime slow_overlapped = evaluate(s, ideal(), slow);
+  s.conventions.ep_comm_overlap = false;
+  const StepTime slow_plain = evaluate(s, ideal(), slow);
+  EXPECT_LT(slow_overlapped.ep_comm_s, slow_plain.ep_comm_s);
+  EXPECT_GT(slow_overlapped.ep_comm_s, slow_plain.ep_comm_s / 8);
+  EXPECT_LE(slow_plain.ep_comm_s - slow_overlapped.ep_comm_s, slow_plain.compute_s);
+  // Without expert parallelism there is nothing to overlap.
+  s.parallel.ep = 1;
+  const StepTime local = evaluate(s);
+  s.conventions.ep_comm_overlap = true;
+  EXPECT_DOUBLE_EQ(evaluate(s).step_time_s, local.step_time_s);
+}
+
 // prepare() once, evaluate() any layout of the same model: the same answer as preparing it.
 TEST(StepTimeModel, EvaluateMatchesEstimateForOtherLayouts) {
   Result<StepTimeModel> model = StepTimeModel::prepare(llama8b(1, 0), h100(), kCluster);

@@ -62,6 +62,18 @@ run estimate --from "$TEST_TMP/overlap.megatron" --format json
 expect_exit 0
 expect_json "d['scenario']['conventions']['tp_comm_overlap'] is True"
 expect_json "any('userbuffers' in w for w in d['imported']['warnings'])"
+# The expert all-to-all overlap (combined 1F1B) is written as --overlap-moe-expert-parallel-comm
+# and read back, with the warning that its second microbatch in flight is not counted.
+case_name "emit megatron --ep-comm-overlap"
+run estimate --model Qwen3-30B-A3B --framework megatron --ep 8 --gpus 8 --ep-comm-overlap \
+  --emit megatron
+expect_exit 0
+expect_stdout_contains "--overlap-moe-expert-parallel-comm"
+printf '%s\n' "$RUN_OUT" >"$TEST_TMP/ep_overlap.megatron"
+run estimate --from "$TEST_TMP/ep_overlap.megatron" --format json
+expect_exit 0
+expect_json "d['scenario']['conventions']['ep_comm_overlap'] is True"
+expect_json "any('overlap-moe-expert-parallel-comm' in w for w in d['imported']['warnings'])"
 round_trip megatron --model Llama-3.1-8B --framework megatron --pp 4 --vpp 2 --gpus 8 \
   --first-stage-layers 6 --last-stage-layers 6
 round_trip megatron --model Qwen2.5-7B --framework megatron --pp 3 --gpus 6 --pipeline-split balanced

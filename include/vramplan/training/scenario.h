@@ -232,6 +232,13 @@ struct Conventions {
   // reduce-scatter into chunks pipelined with the partial GEMMs, so only what outlasts the
   // layer's TP GEMMs is exposed.
   bool tp_comm_overlap = false;
+  // Expert-parallel all-to-all overlapped with another microbatch's compute (step time only):
+  // Megatron's combined 1F1B (--overlap-moe-expert-parallel-comm, Megatron-Bridge's
+  // moe_a2a_overlap; megatron/core/pipeline_parallel/combined_1f1b.py) runs each layer's forward
+  // of one microbatch beside its backward of another, the forward's dispatch and combine hidden
+  // behind the backward's compute and the other way round; the first forward and the last
+  // backward have no partner.
+  bool ep_comm_overlap = false;
   // PyTorch DDP without gradient_as_bucket_view keeps its own copy of every gradient in its
   // buckets (Hugging Face Trainer / accelerate default).
   bool ddp_bucket_copy = false;

@@ -438,6 +438,13 @@ class Importer {
           "--tp-comm-overlap: Transformer Engine's userbuffers are not counted in the "
           "memory estimate");
     }
+    if (const std::string* v = t_.take("--overlap-moe-expert-parallel-comm")) {
+      // Combined 1F1B: the step time hides the expert all-to-all behind the paired microbatch.
+      out_.set("--overlap-moe-expert-parallel-comm", *v, "ep_comm_overlap", *v != "false");
+      out_.warn(
+          "--overlap-moe-expert-parallel-comm: the second microbatch combined 1F1B keeps in flight "
+          "is not counted in the memory estimate");
+    }
     if (const std::string* v = t_.take("--first-last-layers-bf16"))
       out_.unsupported("--first-last-layers-bf16", *v, "fp8 models with bf16 end layers");
     if (const std::string* v = t_.take("--defer-embedding-wgrad-compute"))

@@ -231,6 +231,7 @@ std::optional<Error> parallel_args(const Scenario& s, Args& a) {
   }
   if (p.tp > 1 && p.sequence_parallel) a.add("--sequence-parallel");
   if (p.tp > 1 && s.conventions.tp_comm_overlap) a.add("--tp-comm-overlap");
+  if (p.ep > 1 && s.conventions.ep_comm_overlap) a.add("--overlap-moe-expert-parallel-comm");
   if (p.tp > 1 && !p.loss_parallel)
     return cannot_emit(kFormat, "Megatron's cross entropy always runs on vocabulary shards",
                        "loss_parallel true");

@@ -159,6 +159,22 @@ TEST(MegatronImport, TpCommOverlapReachesTheStepTime) {
   }));
 }
 
+// --overlap-moe-expert-parallel-comm (combined 1F1B) sets the step time's EP overlap; the
+// second microbatch it keeps in flight is a warning, not counted.
+TEST(MegatronImport, EpCommOverlapReachesTheStepTime) {
+  std::string script = fixture("llama3_8b_pretrain.sh");
+  const std::string last = "${LOGGING_ARGS[@]}";
+  ASSERT_NE(script.rfind(last), std::string::npos);
+  script.insert(script.rfind(last) + last.size(), " --overlap-moe-expert-parallel-comm");
+  Result<SettingsEstimate> e = estimate_settings({{"from", script}}, kNoFiles);
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  EXPECT_TRUE(e->resolved.scenario.conventions.ep_comm_overlap);
+  const std::vector<std::string>& warnings = e->resolved.imported->warnings;
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("--overlap-moe-expert-parallel-comm") != std::string::npos;
+  }));
+}
+
 TEST(MegatronImport, UnknownTextIsAnErrorNamingFrom) {
   Result<Imported> none = import_config("hello world");
   ASSERT_FALSE(none.ok());

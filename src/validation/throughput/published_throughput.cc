@@ -96,6 +96,36 @@ bool recipe_captures_layer_graphs(const CsvRow& r) {
   return false;
 }
 
+// Whether the recipe that ran a row overlapped the expert all-to-all with the paired microbatch's
+// compute (Megatron's combined 1F1B: Megatron-Bridge's moe_a2a_overlap / comm_overlap
+// overlap_moe_expert_parallel_comm). Read in Megatron-Bridge's performance configs of each
+// release for the MoE models of the table, by (model, GPU, precision): 25.09
+// (scripts/performance/run_script.py at v0.1.0rc4) for DeepSeek-V3 on H100 only; 25.11
+// (configs/qwen3/workload_base_configs.py at v0.2.0) for Qwen3-235B-A22B on B200 and H100 and
+// Qwen3-30B-A3B on H100; 26.02 (v0.3.0) for both Qwen3 models on H100; 26.04 (v0.4.0) for
+// Qwen3-235B-A22B on H100 (Qwen3-30B-A3B on H100 moved to ep 16 with it off) and gpt-oss-120b
+// on GB200 (its GBS-1280 variant, the table's); 26.06 (v0.5.0) and 26.08 (v0.6.0
+// perf_recipes, the full-iteration MXFP8 helpers) for the GB200 MXFP8 runs of DeepSeek-V3, both
+// Qwen3 models and gpt-oss-120b. Patch releases (26.02.01, ...) as their release.
+bool recipe_overlaps_ep_comm(const CsvRow& r) {
+  if (r["framework"] != "megatron-bridge") return false;
+  const std::string release = r["framework_version"].substr(0, 5);
+  const std::string& model = r["hf_model"];
+  const std::string& gpu = r["gpu"];
+  const bool gb200_mxfp8_from_2606 =
+      gpu == "gb200" && r["precision"] == "fp8-mx" && release >= "26.06";
+  if (model == "DeepSeek-V3")
+    return (release == "25.09" && gpu == "h100-80gb") || gb200_mxfp8_from_2606;
+  if (model == "Qwen3-235B-A22B")
+    return (gpu == "h100-80gb" && release >= "25.11" && release <= "26.04") ||
+           (gpu == "b200" && release == "25.11") || gb200_mxfp8_from_2606;
+  if (model == "Qwen3-30B-A3B")
+    return (gpu == "h100-80gb" && (release == "25.11" || release == "26.02")) ||
+           gb200_mxfp8_from_2606;
+  if (model == "gpt-oss-120b") return gpu == "gb200" && release >= "26.04";
+  return false;
+}
+
 json settings_of(const CsvRow& r, const std::string& recipe) {
   const std::string& framework = r["framework"];
   json s = {{"model", r["hf_model"]},
@@ -115,6 +145,7 @@ json settings_of(const CsvRow& r, const std::string& recipe) {
   if (!r["recompute"].empty()) s["recompute"] = r["recompute"];
   if (integer(r["tp"], 1) > 1 && recipe_overlaps_tp_comm(r)) s["tp_comm_overlap"] = true;
   if (recipe_captures_layer_graphs(r)) s["cuda_graphs"] = true;
+  if (integer(r["ep"], 1) > 1 && recipe_overlaps_ep_comm(r)) s["ep_comm_overlap"] = true;
   return s;
 }
 
