@@ -1,6 +1,7 @@
 from accuracy.published_section import (
     calibration_text,
     compared_rows,
+    finding,
     published_section,
     release_floor_text,
     skip_reasons,
@@ -81,3 +82,24 @@ def test_release_floor_text_states_the_spread():
     assert "9 rows" in text and "p90 13.4%" in text
     assert "1.1% and 34.0% (5 rows)" in text
     assert release_floor_text({}) == ""
+
+
+def test_finding_says_which_held_out_target_is_met():
+    def group(name, median, p90):
+        return {
+            "group": name,
+            "rows": 4,
+            "skipped": 0,
+            "median_abs_tok_pct": median,
+            "p90_abs_tok_pct": p90,
+            "bias_tok_pct": 1.0,
+            "spearman_tok": 0.9,
+        }
+
+    def text(median, p90):
+        return finding({"summaries": [group("all", 8, 40), group("held out", median, p90)]})
+
+    assert "the median met, the p90 not yet." in text(9.5, 29.7)
+    assert "both met." in text(9.5, 19.0)
+    assert "neither met yet." in text(12.0, 30.0)
+    assert "the p90 met, the median not yet." in text(12.0, 15.0)

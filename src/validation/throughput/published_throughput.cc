@@ -77,19 +77,24 @@ bool recipe_overlaps_tp_comm(const CsvRow& r) {
 
 // Whether the recipe that ran a row captured each layer's static part, attention included, in
 // CUDA graphs (vramplan's cuda_graphs: the step time issues those layers as graph launches). Read
-// so far for Qwen3-30B-A3B, in Megatron-Bridge's performance configs of each release: 25.09
-// (scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml at v0.1.0rc4) sets
-// `cuda_graphs: true` on GB200 and B200, which helpers.py set_cuda_graph_overrides turns into
-// model.enable_cuda_graph; from 25.11 (qwen3 workload_base_configs.py) the scope includes "attn"
-// for GB200 bf16 and fp8-cs, and for B200 from 26.04 (v0.4.0); GB200 MXFP8 captures only the
-// router and its preprocessing until 26.06 (v0.5.0), which captures the full iteration; H100
-// captures only the router and its preprocessing. A scope without the attention leaves most of
-// the layer eager, as vramplan's default does. The other models' recipes are not read yet: no
-// other row's step is CPU-bound in the model, so it would not change their prediction.
+// in Megatron-Bridge's performance configs of each release for the Qwen3 rows, the only ones whose
+// steps the model finds CPU-bound. Qwen3-30B-A3B: 25.09
+// (scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml at v0.1.0rc4, the layouts
+// of the table) sets `cuda_graphs: true` on GB200 and B200, which helpers.py
+// set_cuda_graph_overrides turns into model.enable_cuda_graph; from 25.11 (qwen3
+// workload_base_configs.py) the scope includes "attn" for GB200 bf16 and fp8-cs, and for B200
+// from 26.04 (v0.4.0); GB200 MXFP8 captures only the router and its preprocessing until 26.06
+// (v0.5.0), which captures the full iteration; H100 captures only the router and its
+// preprocessing. Qwen3-235B-A22B: on GB200 in every release (25.09 `cuda_graphs: true` at
+// v0.1.0rc3 and rc4; the "attn" scope from 25.11, inherited by the 256-GPU variants; the full
+// iteration for MXFP8 from 26.06), never on B200 or H100. A scope without the attention leaves
+// most of the layer eager, as vramplan's default does.
 bool recipe_captures_layer_graphs(const CsvRow& r) {
-  if (r["framework"] != "megatron-bridge" || r["hf_model"] != "Qwen3-30B-A3B") return false;
+  if (r["framework"] != "megatron-bridge") return false;
   const std::string release = r["framework_version"].substr(0, 5);
   const std::string& gpu = r["gpu"];
+  if (r["hf_model"] == "Qwen3-235B-A22B") return gpu == "gb200";
+  if (r["hf_model"] != "Qwen3-30B-A3B") return false;
   if (release == "25.09") return gpu == "gb200" || gpu == "b200";
   if (gpu == "gb200") return r["precision"] != "fp8-mx" || release >= "26.06";
   if (gpu == "b200") return release >= "26.04";

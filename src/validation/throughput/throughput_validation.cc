@@ -292,8 +292,7 @@ Point nelder_mead(const Point& start, const std::function<double(const Point&)>&
 // raise one as the model improves, delete it when the target is met.
 constexpr dataset_rows::CommittedFigure kOpenThroughputFigures[] = {
     {"Ultra-Scale groups (model, GPU count) with rank correlation >= 0.9, %", 15.4},
-    {"Published tokens/s per GPU, held out, median |error| %", 12.4},
-    {"Published tokens/s per GPU, held out, p90 |error| %", 36.6},
+    {"Published tokens/s per GPU, held out, p90 |error| %", 29.7},
 };
 
 AccuracyTarget open_target(const char* name, double value, double goal, bool at_most) {
@@ -329,10 +328,11 @@ void add_targets(ThroughputReport& report) {
   report.targets.push_back(
       open_target(kOpenThroughputFigures[0].name, 100.0 * ordered / groups, 100, false));
   if (const PublishedSummary* held_out = published_group(report.published, "held out")) {
+    // Met since the release's recipe settings are read (docs/roofline.md, "Per-release recipes").
+    report.targets.push_back({"Published tokens/s per GPU, held out, median |error| %",
+                              held_out->median_abs_pct, 10, true});
     report.targets.push_back(
-        open_target(kOpenThroughputFigures[1].name, held_out->median_abs_pct, 10, true));
-    report.targets.push_back(
-        open_target(kOpenThroughputFigures[2].name, held_out->p90_abs_pct, 20, true));
+        open_target(kOpenThroughputFigures[1].name, held_out->p90_abs_pct, 20, true));
   }
 }
 
