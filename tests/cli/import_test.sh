@@ -89,6 +89,16 @@ expect_json "any(k['key'] == 'model.tensor_model_parallel_size' and k['setting']
 expect_json "any(k['key'] == 'checkpoint.save_interval' for k in d['imported']['ignored'])"
 expect_json "any(k['key'] == 'mixed_precision' for k in d['imported']['understood'])"
 
+# Bridge's CommOverlapConfig and the performance recipes' CUDA-graph fields reach the step time:
+# combined 1F1B (ep_comm_overlap), TP overlap and per-layer CUDA graphs.
+case_name "recipe overrides: comm_overlap and CUDA graphs"
+run estimate --from - --format json <<<"python scripts/training/run_recipe.py --recipe qwen3_30b_a3b model.num_layers=48 model.hidden_size=2048 model.ffn_hidden_size=6144 model.moe_ffn_hidden_size=768 model.num_moe_experts=128 model.moe_router_topk=8 model.num_attention_heads=32 model.num_query_groups=4 model.kv_channels=128 model.gated_linear_unit=true model.normalization=RMSNorm model.vocab_size=151936 model.seq_length=4096 model.expert_model_parallel_size=8 model.cuda_graph_impl=transformer_engine comm_overlap.overlap_moe_expert_parallel_comm=true comm_overlap.tp_comm_overlap=true train.micro_batch_size=1 train.global_batch_size=64 trainer.devices=8"
+expect_exit 0
+expect_json "d['imported']['format'] == 'megatron-overrides'"
+expect_json "d['scenario']['conventions']['ep_comm_overlap'] is True and d['scenario']['conventions']['tp_comm_overlap'] is True"
+expect_json "d['scenario']['overheads']['per_layer_cuda_graphs'] is True"
+expect_json "any(k['key'] == 'comm_overlap.overlap_moe_expert_parallel_comm' for k in d['imported']['understood'])"
+
 case_name "recipe overrides on a command line"
 run estimate --from - --format json <<<"python scripts/training/run_recipe.py --recipe llama3_8b model.num_layers=32 model.hidden_size=4096 model.ffn_hidden_size=14336 model.num_attention_heads=32 model.num_query_groups=8 model.gated_linear_unit=true model.normalization=RMSNorm model.vocab_size=128256 model.seq_length=8192 model.tensor_model_parallel_size=2 ++train.micro_batch_size=1 train.global_batch_size=128 trainer.devices=8"
 expect_exit 0

@@ -14,10 +14,11 @@ namespace {
 using nlohmann::json;
 
 // The sections of a Megatron-Bridge ConfigContainer (megatron/bridge/training/config.py) and of
-// NeMo's megatron_gpt_config.yaml that recipes write.
+// NeMo's megatron_gpt_config.yaml that recipes write; comm_overlap is Bridge's CommOverlapConfig
+// (megatron/bridge/training/comm_overlap.py: tp_comm_overlap, overlap_moe_expert_parallel_comm).
 constexpr const char* kRecipeSections[] = {
-    "model",   "train", "optimizer", "ddp",        "dataset", "mixed_precision",
-    "trainer", "dist",  "scheduler", "checkpoint", "logger",  "tokenizer"};
+    "model", "train",     "optimizer",  "ddp",    "dataset",   "mixed_precision", "trainer",
+    "dist",  "scheduler", "checkpoint", "logger", "tokenizer", "comm_overlap"};
 
 bool is_section(const std::string& name) {
   for (const char* s : kRecipeSections)
@@ -49,6 +50,9 @@ constexpr Renamed kRenamed[] = {
     {"bias", "--disable-bias-linear", false},  // NeMo model.bias
     // DistributedDataParallelConfig's name for it.
     {"grad_reduce_in_fp32", "--accumulate-allreduce-grads-in-fp32", true},
+    // The performance recipes' model-level switch for CommOverlapConfig's
+    // overlap_moe_expert_parallel_comm (combined 1F1B).
+    {"moe_a2a_overlap", "--overlap-moe-expert-parallel-comm", true},
 };
 
 std::string dashed(const std::string& field) {
