@@ -24,6 +24,21 @@ std::string fixture(const std::string& name) {
 
 const FileReader kNoFiles;
 
+// The Llama 3 8B launch script with `args` appended to its last argument array; "" when the
+// fixture lacks that array (the test then fails on the empty script).
+std::string llama3_script_with(const std::string& args) {
+  std::string script = fixture("llama3_8b_pretrain.sh");
+  const std::string last = "${LOGGING_ARGS[@]}";
+  const size_t at = script.rfind(last);
+  if (at == std::string::npos) return "";
+  return script.insert(at + last.size(), args);
+}
+
+bool warns(const Imported& i, const std::string& text) {
+  return std::any_of(i.warnings.begin(), i.warnings.end(),
+                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
+
 bool ignored_as(const Imported& i, const std::string& key, const std::string& reason) {
   return std::any_of(i.ignored.begin(), i.ignored.end(), [&](const IgnoredKey& k) {
     return k.key == key && k.reason.find(reason) != std::string::npos;
@@ -53,8 +68,7 @@ TEST(MegatronImport, ReadsALaunchScriptWithItsArraysAndLauncher) {
   EXPECT_EQ(m["vocab_size"], 128256);  // the tokenizer model is a preset
   EXPECT_TRUE(ignored_as(*imported, "--lr", "no effect on memory"));
   // $1 and $2 are the script's positional arguments: said, not guessed.
-  EXPECT_TRUE(std::any_of(imported->warnings.begin(), imported->warnings.end(),
-                          [](const std::string& w) { return w.find("$1") != std::string::npos; }));
+  EXPECT_TRUE(warns(*imported, "$1"));
 }
 
 TEST(MegatronImport, ItsLlamaIsLlama31_8B) {
@@ -132,11 +146,9 @@ TEST(MegatronImport, SettingsBesideTheFileWin) {
 }
 
 TEST(MegatronImport, OptimizerCpuOffloadAndItsFraction) {
-  std::string script = fixture("llama3_8b_pretrain.sh");
-  const std::string last = "${LOGGING_ARGS[@]}";
-  ASSERT_NE(script.rfind(last), std::string::npos);
-  script.insert(script.rfind(last) + last.size(),
-                " --optimizer-cpu-offload --optimizer-offload-fraction 0.5");
+  const std::string script =
+      llama3_script_with(" --optimizer-cpu-offload --optimizer-offload-fraction 0.5");
+  ASSERT_FALSE(script.empty());
   Result<SettingsEstimate> e = estimate_settings({{"from", script}}, kNoFiles);
   ASSERT_TRUE(e.ok()) << e.error().message();
   EXPECT_EQ(e->resolved.scenario.offload.optimizer, OffloadTier::kCpu);
@@ -146,33 +158,23 @@ TEST(MegatronImport, OptimizerCpuOffloadAndItsFraction) {
 
 // --tp-comm-overlap sets the step time's TP overlap; the userbuffers' memory is a warning.
 TEST(MegatronImport, TpCommOverlapReachesTheStepTime) {
-  std::string script = fixture("llama3_8b_pretrain.sh");
-  const std::string last = "${LOGGING_ARGS[@]}";
-  ASSERT_NE(script.rfind(last), std::string::npos);
-  script.insert(script.rfind(last) + last.size(), " --tp-comm-overlap");
+  const std::string script = llama3_script_with(" --tp-comm-overlap");
+  ASSERT_FALSE(script.empty());
   Result<SettingsEstimate> e = estimate_settings({{"from", script}}, kNoFiles);
   ASSERT_TRUE(e.ok()) << e.error().message();
   EXPECT_TRUE(e->resolved.scenario.conventions.tp_comm_overlap);
-  const std::vector<std::string>& warnings = e->resolved.imported->warnings;
-  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
-    return w.find("userbuffers") != std::string::npos;
-  }));
+  EXPECT_TRUE(warns(*e->resolved.imported, "userbuffers"));
 }
 
 // --overlap-moe-expert-parallel-comm (combined 1F1B) sets the step time's EP overlap; the
 // second microbatch it keeps in flight is a warning, not counted.
 TEST(MegatronImport, EpCommOverlapReachesTheStepTime) {
-  std::string script = fixture("llama3_8b_pretrain.sh");
-  const std::string last = "${LOGGING_ARGS[@]}";
-  ASSERT_NE(script.rfind(last), std::string::npos);
-  script.insert(script.rfind(last) + last.size(), " --overlap-moe-expert-parallel-comm");
+  const std::string script = llama3_script_with(" --overlap-moe-expert-parallel-comm");
+  ASSERT_FALSE(script.empty());
   Result<SettingsEstimate> e = estimate_settings({{"from", script}}, kNoFiles);
   ASSERT_TRUE(e.ok()) << e.error().message();
   EXPECT_TRUE(e->resolved.scenario.conventions.ep_comm_overlap);
-  const std::vector<std::string>& warnings = e->resolved.imported->warnings;
-  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
-    return w.find("--overlap-moe-expert-parallel-comm") != std::string::npos;
-  }));
+  EXPECT_TRUE(warns(*e->resolved.imported, "--overlap-moe-expert-parallel-comm"));
 }
 
 TEST(MegatronImport, UnknownTextIsAnErrorNamingFrom) {

@@ -75,6 +75,10 @@ bool recipe_overlaps_tp_comm(const CsvRow& r) {
   return !(r["hf_model"] == "Qwen3-235B-A22B" && r["gpu"] == "h100-80gb");
 }
 
+// A Megatron-Bridge row's release without its patch number ("26.02" for 26.02.01): patch
+// releases run their release's recipes.
+std::string bridge_release(const CsvRow& r) { return r["framework_version"].substr(0, 5); }
+
 // Whether the recipe that ran a row captured each layer's static part, attention included, in
 // CUDA graphs (vramplan's cuda_graphs: the step time issues those layers as graph launches). Read
 // in Megatron-Bridge's performance configs of each release for the Qwen3 rows, the only ones whose
@@ -91,7 +95,7 @@ bool recipe_overlaps_tp_comm(const CsvRow& r) {
 // most of the layer eager, as vramplan's default does.
 bool recipe_captures_layer_graphs(const CsvRow& r) {
   if (r["framework"] != "megatron-bridge") return false;
-  const std::string release = r["framework_version"].substr(0, 5);
+  const std::string release = bridge_release(r);
   const std::string& gpu = r["gpu"];
   if (r["hf_model"] == "Qwen3-235B-A22B") return gpu == "gb200";
   if (r["hf_model"] != "Qwen3-30B-A3B") return false;
@@ -111,10 +115,10 @@ bool recipe_captures_layer_graphs(const CsvRow& r) {
 // Qwen3-235B-A22B on H100 (Qwen3-30B-A3B on H100 moved to ep 16 with it off) and gpt-oss-120b
 // on GB200 (its GBS-1280 variant, the table's); 26.06 (v0.5.0) and 26.08 (v0.6.0
 // perf_recipes, the full-iteration MXFP8 helpers) for the GB200 MXFP8 runs of DeepSeek-V3, both
-// Qwen3 models and gpt-oss-120b. Patch releases (26.02.01, ...) as their release.
+// Qwen3 models and gpt-oss-120b.
 bool recipe_overlaps_ep_comm(const CsvRow& r) {
   if (r["framework"] != "megatron-bridge") return false;
-  const std::string release = r["framework_version"].substr(0, 5);
+  const std::string release = bridge_release(r);
   const std::string& model = r["hf_model"];
   const std::string& gpu = r["gpu"];
   const bool gb200_mxfp8_from_2606 =
