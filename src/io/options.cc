@@ -260,6 +260,12 @@ constexpr OptionSpec kOptions[] = {
      "step time: the expert all-to-all of one microbatch overlaps another's compute (Megatron "
      "--overlap-moe-expert-parallel-comm, combined 1F1B; Megatron-Bridge moe_a2a_overlap)",
      ""},
+    {"moe_dispatcher", K::kChoice, "framework", "alltoall",
+     "step time: how MoE tokens reach other expert-parallel ranks: alltoall (one copy per chosen "
+     "expert; Megatron alltoall, torchtitan), allgather (every token to every rank; Megatron's "
+     "default), deepep or hybridep (Megatron flex: one copy per destination rank in a node, one "
+     "per destination node across nodes)",
+     "alltoall, allgather, deepep, hybridep"},
     {"tp_allgather_buffer", K::kBool, "framework", "false (true: nanotron)",
      "a persistent n·h buffer for the sequence-parallel all-gathers (nanotron MemoryBuffer)", ""},
     {"pipeline_fsdp_unsharded", K::kBool, "framework", "false (true: torchtitan)",

@@ -324,6 +324,7 @@ std::optional<Error> read_conventions(const SettingReader& r, Conventions& c) {
   if (auto e = r.boolean("sp_saves_gathered_inputs", c.sp_saves_gathered_inputs)) return e;
   if (auto e = r.boolean("tp_comm_overlap", c.tp_comm_overlap)) return e;
   if (auto e = r.boolean("ep_comm_overlap", c.ep_comm_overlap)) return e;
+  if (auto e = r.choice("moe_dispatcher", kMoeDispatcherNames, c.moe_dispatcher)) return e;
   if (auto e = r.boolean("tp_allgather_buffer", c.tp_allgather_buffer)) return e;
   if (auto e = r.boolean("attention_scores_buffer", c.attention_scores_buffer)) return e;
   if (auto e = r.boolean("fp32_grad_copy", c.fp32_grad_copy)) return e;

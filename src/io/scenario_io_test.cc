@@ -205,10 +205,12 @@ std::string joined(const std::array<const char*, N>& names) {
 }
 
 TEST(ScenarioIo, HelpListsTheSameChoicesTheParserAccepts) {
-  const std::pair<const char*, std::string> tables[] = {{"recompute", joined(kRecomputeNames)},
-                                                        {"optimizer", joined(kOptimizerNames)},
-                                                        {"schedule", joined(kScheduleNames)},
-                                                        {"fsdp", joined(kFsdpNames)}};
+  const std::pair<const char*, std::string> tables[] = {
+      {"recompute", joined(kRecomputeNames)},
+      {"optimizer", joined(kOptimizerNames)},
+      {"schedule", joined(kScheduleNames)},
+      {"fsdp", joined(kFsdpNames)},
+      {"moe_dispatcher", joined(kMoeDispatcherNames)}};
   for (const auto& [key, names] : tables)
     for (const OptionSpec& o : scenario_options())
       if (std::string(o.key) == key) {

@@ -206,6 +206,17 @@ std::vector<bool> moe_layer_flags(Fields& f, Family family, const ModelConfig& m
   return flags;
 }
 
+namespace {
+void read_router_groups(Fields& f, ModelConfig& m) {
+  const int64_t groups = f.integer_or("n_group", 0, 0);
+  const int64_t picked = f.integer_or("topk_group", 0, 0);
+  if (groups > 1 && picked > 0 && picked < groups && m.moe.num_experts % groups == 0) {
+    m.moe.router_groups = groups;
+    m.moe.router_group_top_k = picked;
+  }
+}
+}  // namespace
+
 void read_moe(Fields& f, Family family, ModelConfig& m) {
   if (family == Family::kHunyuanMoe) return;  // per-layer lists: recent_readers.cc
   for (std::string_view key :
@@ -231,6 +242,9 @@ void read_moe(Fields& f, Family family, ModelConfig& m) {
         (family == Family::kDeepseek && (m.model_type != "deepseek_v2" || method == "noaux_tc")) ||
         family == Family::kGlm4Moe || family == Family::kErnie45Moe ||
         (family == Family::kMiniMaxM2 && f.boolean("use_routing_bias", true));
+    // DeepSeek-V2/V3's group-limited routing (modeling_deepseek.py: n_group groups, topk_group
+    // of them per token); "greedy" routing (V2-Lite) ignores the groups.
+    if (family == Family::kDeepseek && method != "greedy") read_router_groups(f, m);
   }
 }
 

@@ -256,6 +256,9 @@ TEST(HfConfigTest, DeepseekV3) {
   EXPECT_EQ(m.moe.shared_experts, 1);
   EXPECT_EQ(m.moe.shared_expert_ffn, 2048);
   EXPECT_TRUE(m.moe.router_correction_bias);
+  // Group-limited routing: 8 groups, 4 per token (n_group, topk_group).
+  EXPECT_EQ(m.moe.router_groups, 8);
+  EXPECT_EQ(m.moe.router_group_top_k, 4);
   EXPECT_EQ(m.mtp_layers, 1);
   ASSERT_EQ(m.moe_layers.size(), 61u);
   for (size_t i = 0; i < 61; ++i) EXPECT_EQ(m.moe_layers[i], i >= 3) << i;
@@ -266,6 +269,7 @@ TEST(HfConfigTest, DeepseekV2LiteQLoraNull) {
   EXPECT_EQ(m.mla.q_lora_rank, 0);
   EXPECT_EQ(m.moe.shared_experts, 2);
   EXPECT_FALSE(m.moe.router_correction_bias);  // greedy routing has no correction bias
+  EXPECT_EQ(m.moe.router_groups, 0);           // nor groups (n_group 1)
   EXPECT_FALSE(m.moe_layers[0]);
   EXPECT_TRUE(m.moe_layers[1]);
 }

@@ -54,6 +54,12 @@ void read_megatron_sizes(Fields& f, ModelConfig& m) {
     m.moe.shared_experts = shared > 0 ? 1 : 0;
     m.moe.shared_expert_ffn = shared;
     m.moe.router_correction_bias = f.boolean("moe_router_enable_expert_bias", false);
+    const int64_t groups = f.integer_or("moe_router_num_groups", 0, 0);
+    const int64_t picked = f.integer_or("moe_router_group_topk", 0, 0);
+    if (groups > 1 && picked > 0 && picked < groups && experts % groups == 0) {
+      m.moe.router_groups = groups;
+      m.moe.router_group_top_k = picked;
+    }
   }
 }
 

@@ -49,12 +49,23 @@ class Network {
   // steps one after another: one step's latency, where a ring collective pays one per step.
   double all_to_all(double bytes, double size, double stride) const {
     if (size <= 1 || bytes <= 0) return 0;
+    const double in_node = ranks_in_node(size, stride);
+    return exchange(bytes * (in_node - 1) / size, bytes * (size - in_node) / size, in_node < size);
+  }
+
+  // Ranks of a group of `size`, `stride` apart, that share a node.
+  double ranks_in_node(double size, double stride) const {
     const double per_node = static_cast<double>(cluster_.gpus_per_node);
-    const double in_node = std::clamp(std::floor(per_node / stride), 1.0, size);
+    return std::clamp(std::floor(per_node / stride), 1.0, size);
+  }
+
+  // One all-to-all-like exchange in which each rank sends `on_node` bytes over NVLink and
+  // `off_node` bytes through its own NIC at the same time.
+  double exchange(double on_node, double off_node, bool crosses_nodes) const {
+    if (on_node <= 0 && off_node <= 0) return 0;
     const double intra = cluster_.intra_node_gbps * 1e9 * c_.intra_bw_efficiency;
     const double inter = cluster_.inter_node_gbps * 1e9 * c_.inter_bw_efficiency;
-    const double on_node = bytes * (in_node - 1) / size, off_node = bytes * (size - in_node) / size;
-    const double latency = in_node < size ? c_.inter_latency_s : c_.intra_latency_s;
+    const double latency = crosses_nodes ? c_.inter_latency_s : c_.intra_latency_s;
     return c_.collective_overhead_s + latency + std::max(on_node / intra, off_node / inter);
   }
 

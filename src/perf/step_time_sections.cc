@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "perf/moe_dispatch.h"
+
 namespace vramplan {
 
 // A grouped GEMM (the routed experts) runs each expert's rows in tiles of 128 (CUTLASS's grouped
@@ -111,14 +113,16 @@ void add_tp_comm(const Scenario& s, const OpDims& d, LayerKind kind, const Netwo
   }
 }
 
-// Expert-parallel all-to-all: dispatch and combine, forward and backward. With ep_comm_overlap
+// Expert-parallel dispatch and combine, forward and backward, as the token dispatcher sends them
+// (perf/moe_dispatch.h). With ep_comm_overlap
 // (Megatron's combined 1F1B, megatron/core/pipeline_parallel/combined_1f1b.py) a layer's forward
 // of one microbatch runs beside its backward of another: the forward's two all-to-alls hide
 // behind the backward's compute, the backward's behind the forward's, only what outlasts that
 // compute stays exposed. A microbatch without a partner pays them in full (ep_unpaired).
 void add_ep_comm(const Scenario& s, const OpDims& d, const Network& net, SectionTime& t) {
-  const double sent = d.tokens / d.tp_sp * s.model.moe.top_k * s.model.hidden * d.act_bytes;
-  const double pass = 2 * net.all_to_all(sent, d.ep, d.etp);
+  const double pass =
+      2 * dispatch_seconds(s.conventions.moe_dispatcher, s.model.moe, d.tokens / d.tp_sp,
+                           s.model.hidden * d.act_bytes, d.ep, d.etp, net);
   if (s.conventions.ep_comm_overlap && d.ep > 1) {
     const double exposed = std::max(0.0, pass - t.bwd) + std::max(0.0, pass - t.fwd);
     t.ep += exposed;

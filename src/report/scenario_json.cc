@@ -142,6 +142,7 @@ json conventions_json(const Scenario& s) {
           {"sp_saves_gathered_inputs", c.sp_saves_gathered_inputs},
           {"tp_comm_overlap", c.tp_comm_overlap},
           {"ep_comm_overlap", c.ep_comm_overlap},
+          {"moe_dispatcher", moe_dispatcher_name(c.moe_dispatcher)},
           {"ddp_bucket_copy", c.ddp_bucket_copy},
           {"zero3_live_params", c.zero3_live_params},
           {"autocast_weight_cache", c.autocast_weight_cache},

@@ -74,6 +74,22 @@ run estimate --from "$TEST_TMP/ep_overlap.megatron" --format json
 expect_exit 0
 expect_json "d['scenario']['conventions']['ep_comm_overlap'] is True"
 expect_json "any('overlap-moe-expert-parallel-comm' in w for w in d['imported']['warnings'])"
+# The token dispatcher is written as Megatron's flex dispatcher with its backend and read back;
+# DeepSeek-V3's group-limited routing travels with the model.
+case_name "emit megatron --moe-dispatcher hybridep"
+run estimate --model DeepSeek-V3 --framework megatron --tp 2 --pp 8 --first-stage-layers 5 \
+  --last-stage-layers 8 --ep 64 --gpus 1024 \
+  --moe-dispatcher hybridep --emit megatron
+expect_exit 0
+expect_stdout_contains "--moe-token-dispatcher-type flex"
+expect_stdout_contains "--moe-flex-dispatcher-backend hybridep"
+expect_stdout_contains "--moe-router-num-groups 8"
+expect_stdout_contains "--moe-router-group-topk 4"
+printf '%s\n' "$RUN_OUT" >"$TEST_TMP/dispatcher.megatron"
+run estimate --from "$TEST_TMP/dispatcher.megatron" --format json
+expect_exit 0
+expect_json "d['scenario']['conventions']['moe_dispatcher'] == 'hybridep'"
+expect_json "not d['imported']['warnings']"
 round_trip megatron --model Llama-3.1-8B --framework megatron --pp 4 --vpp 2 --gpus 8 \
   --first-stage-layers 6 --last-stage-layers 6
 round_trip megatron --model Qwen2.5-7B --framework megatron --pp 3 --gpus 6 --pipeline-split balanced

@@ -99,6 +99,12 @@ expect_json "d['scenario']['conventions']['ep_comm_overlap'] is True and d['scen
 expect_json "d['scenario']['overheads']['per_layer_cuda_graphs'] is True"
 expect_json "any(k['key'] == 'comm_overlap.overlap_moe_expert_parallel_comm' for k in d['imported']['understood'])"
 
+# The performance recipes' token dispatcher (flex with its backend) reaches the step time.
+case_name "recipe overrides: the token dispatcher"
+run estimate --from - --format json <<<"model.num_layers=48 model.hidden_size=2048 model.ffn_hidden_size=6144 model.moe_ffn_hidden_size=768 model.num_moe_experts=128 model.moe_router_topk=8 model.num_attention_heads=32 model.num_query_groups=4 model.kv_channels=128 model.gated_linear_unit=true model.normalization=RMSNorm model.vocab_size=151936 model.seq_length=4096 model.expert_model_parallel_size=16 model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=hybridep train.micro_batch_size=1 train.global_batch_size=64 trainer.devices=16"
+expect_exit 0
+expect_json "d['scenario']['conventions']['moe_dispatcher'] == 'hybridep'"
+
 case_name "recipe overrides on a command line"
 run estimate --from - --format json <<<"python scripts/training/run_recipe.py --recipe llama3_8b model.num_layers=32 model.hidden_size=4096 model.ffn_hidden_size=14336 model.num_attention_heads=32 model.num_query_groups=8 model.gated_linear_unit=true model.normalization=RMSNorm model.vocab_size=128256 model.seq_length=8192 model.tensor_model_parallel_size=2 ++train.micro_batch_size=1 train.global_batch_size=128 trainer.devices=8"
 expect_exit 0

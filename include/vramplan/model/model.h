@@ -81,6 +81,12 @@ struct MoeConfig {
   bool router_correction_bias = false;  // DeepSeek-V3 e_score_correction_bias (E per layer)
   bool shared_expert_gate = false;      // Qwen2-MoE/Qwen3-Next: a Linear(h, 1) gates the shared
                                         // expert
+  // Group-limited routing (DeepSeek-V2/V3 n_group/topk_group, Megatron --moe-router-num-groups /
+  // --moe-router-group-topk): the experts form router_groups equal groups and each token picks
+  // its experts from router_group_top_k of them. 0: no limit. Parameters do not change; the
+  // step time's deduplicating dispatchers send to fewer ranks.
+  int64_t router_groups = 0;
+  int64_t router_group_top_k = 0;
 };
 
 // DeepSeek-V3.2's lightning indexer (DeepSeek Sparse Attention), per layer: wq_b

@@ -25,6 +25,12 @@ enum class FsdpMode { kNone, kFullShard, kShardGradOp, kHybridShard, kNoShard };
 // (DeepSeek-V3 style: 1×128 activation tiles, 128×128 weight blocks) and kMxfp8 (Blackwell:
 // one 8-bit scale per 32 values) add scales that cost 1/32 of a byte per activation value.
 enum class Fp8Recipe { kNone, kDelayed, kTensorwise, kBlockwise, kMxfp8 };
+// How a MoE layer's tokens reach the experts on other expert-parallel ranks (step time only):
+// kAllToAll sends one copy per chosen expert (Megatron --moe-token-dispatcher-type alltoall,
+// torchtitan); kAllGather gathers every rank's tokens (Megatron's default allgather); kDeepEp and
+// kHybridEp (Megatron's flex dispatcher, --moe-flex-dispatcher-backend) send one copy per
+// destination rank within a node and one per destination node across nodes.
+enum class MoeDispatcher { kAllToAll, kAllGather, kDeepEp, kHybridEp };
 inline bool has_block_scales(Fp8Recipe r) {
   return r == Fp8Recipe::kBlockwise || r == Fp8Recipe::kMxfp8;
 }
@@ -40,11 +46,16 @@ inline constexpr std::array<const char*, 5> kFp8RecipeNames = {"none", "delayed"
                                                                "blockwise", "mxfp8"};
 inline constexpr std::array<const char*, 5> kFsdpNames = {"none", "full_shard", "shard_grad_op",
                                                           "hybrid_shard", "no_shard"};
+inline constexpr std::array<const char*, 4> kMoeDispatcherNames = {"alltoall", "allgather",
+                                                                   "deepep", "hybridep"};
 inline const char* optimizer_name(Optimizer o) { return kOptimizerNames[static_cast<size_t>(o)]; }
 inline const char* schedule_name(Schedule s) { return kScheduleNames[static_cast<size_t>(s)]; }
 inline const char* recompute_name(Recompute r) { return kRecomputeNames[static_cast<size_t>(r)]; }
 inline const char* fsdp_name(FsdpMode f) { return kFsdpNames[static_cast<size_t>(f)]; }
 inline const char* fp8_recipe_name(Fp8Recipe r) { return kFp8RecipeNames[static_cast<size_t>(r)]; }
+inline const char* moe_dispatcher_name(MoeDispatcher d) {
+  return kMoeDispatcherNames[static_cast<size_t>(d)];
+}
 
 struct Training {
   int64_t seq_len = 4096;
@@ -239,6 +250,8 @@ struct Conventions {
   // behind the backward's compute and the other way round; the first forward and the last
   // backward have no partner.
   bool ep_comm_overlap = false;
+  // The MoE token dispatcher (step time only; see MoeDispatcher).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // PyTorch DDP without gradient_as_bucket_view keeps its own copy of every gradient in its
   // buckets (Hugging Face Trainer / accelerate default).
   bool ddp_bucket_copy = false;

@@ -36,6 +36,8 @@ constexpr MegatronModelArg kModelArgs[] = {
     {"--moe-shared-expert-intermediate-size", MegatronArgType::kInt},
     {"--moe-layer-freq", MegatronArgType::kText},
     {"--moe-router-enable-expert-bias", MegatronArgType::kFlag},
+    {"--moe-router-num-groups", MegatronArgType::kInt},
+    {"--moe-router-group-topk", MegatronArgType::kInt},
     {"--mtp-num-layers", MegatronArgType::kInt},
 };
 
@@ -100,9 +102,6 @@ constexpr const char* kNoEffectPrefixes[] = {
     "--moe-router-pre-softmax",
     "--moe-router-dtype",
     "--moe-router-topk-scaling",
-    "--moe-router-num-groups",
-    "--moe-router-group-topk",
-    "--moe-token-dispatcher",
     "--moe-permute-fusion",
     "--moe-input-jitter",
     "--moe-router-bias-update",

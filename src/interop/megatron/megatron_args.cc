@@ -58,6 +58,7 @@ class Importer {
     if (auto e = read_precision()) return e;
     if (auto e = read_parallelism()) return e;
     read_conventions();
+    read_dispatcher();
     list_the_rest();
     return std::nullopt;
   }
@@ -453,6 +454,32 @@ class Importer {
     if (const std::string* v = t_.take("--num-distributed-optimizer-instances"); v && *v != "1")
       out_.unsupported("--num-distributed-optimizer-instances", *v,
                        "several distributed-optimizer instances");
+  }
+
+  // The MoE token dispatcher (step time): --moe-token-dispatcher-type, and for flex its backend
+  // (--moe-flex-dispatcher-backend, default deepep; older releases' --moe-enable-deepep).
+  void read_dispatcher() {
+    const std::string* type = t_.take("--moe-token-dispatcher-type");
+    const std::string* backend = t_.take("--moe-flex-dispatcher-backend");
+    const std::string* deepep = t_.take("--moe-enable-deepep");
+    const bool flex = type != nullptr && *type == "flex";
+    if (backend && !flex)
+      out_.ignore("--moe-flex-dispatcher-backend", *backend, "the dispatcher is not flex");
+    if (deepep) {
+      if (flex && !backend)
+        out_.understood("--moe-enable-deepep", *deepep, "moe_dispatcher");
+      else
+        out_.ignore("--moe-enable-deepep", *deepep, "no flex dispatcher without a backend");
+    }
+    if (type == nullptr) return;
+    if (flex && backend) {
+      out_.understood("--moe-token-dispatcher-type", *type, "moe_dispatcher");
+      out_.set("--moe-flex-dispatcher-backend", *backend, "moe_dispatcher", *backend);
+      return;
+    }
+    // alltoall_seq (older releases) sends what alltoall does.
+    const std::string name = flex ? "deepep" : *type == "alltoall_seq" ? "alltoall" : *type;
+    out_.set("--moe-token-dispatcher-type", *type, "moe_dispatcher", name);
   }
 
   void list_the_rest() {

@@ -95,6 +95,10 @@ void model_args(const Scenario& s, const nlohmann::json& settings, Args& a) {
       a.add("--moe-shared-expert-intermediate-size",
             m.moe.shared_experts * m.moe.shared_expert_ffn);
     if (m.moe.router_correction_bias) a.add("--moe-router-enable-expert-bias");
+    if (m.moe.router_groups > 1) {
+      a.add("--moe-router-num-groups", m.moe.router_groups);
+      a.add("--moe-router-group-topk", m.moe.router_group_top_k);
+    }
     std::string pattern = "[";
     for (size_t i = 0; i < m.moe_layers.size(); ++i)
       pattern += (i ? "," : "") + std::string(m.moe_layers[i] ? "1" : "0");
@@ -207,6 +211,16 @@ std::optional<Error> sharding_args(const Parallelism& p, Args& a) {
   return std::nullopt;
 }
 
+// Megatron's own default is allgather, so the dispatcher is always written.
+void dispatcher_args(MoeDispatcher d, Args& a) {
+  if (d == MoeDispatcher::kDeepEp || d == MoeDispatcher::kHybridEp) {
+    a.add("--moe-token-dispatcher-type", std::string("flex"));
+    a.add("--moe-flex-dispatcher-backend", std::string(moe_dispatcher_name(d)));
+  } else {
+    a.add("--moe-token-dispatcher-type", std::string(moe_dispatcher_name(d)));
+  }
+}
+
 std::optional<Error> parallel_args(const Scenario& s, Args& a) {
   const Parallelism& p = s.parallel;
   a.add("--tensor-model-parallel-size", p.tp);
@@ -232,6 +246,7 @@ std::optional<Error> parallel_args(const Scenario& s, Args& a) {
   if (p.tp > 1 && p.sequence_parallel) a.add("--sequence-parallel");
   if (p.tp > 1 && s.conventions.tp_comm_overlap) a.add("--tp-comm-overlap");
   if (p.ep > 1 && s.conventions.ep_comm_overlap) a.add("--overlap-moe-expert-parallel-comm");
+  if (s.model.is_moe()) dispatcher_args(s.conventions.moe_dispatcher, a);
   if (p.tp > 1 && !p.loss_parallel)
     return cannot_emit(kFormat, "Megatron's cross entropy always runs on vocabulary shards",
                        "loss_parallel true");

@@ -177,6 +177,40 @@ TEST(MegatronImport, EpCommOverlapReachesTheStepTime) {
   EXPECT_TRUE(warns(*e->resolved.imported, "--overlap-moe-expert-parallel-comm"));
 }
 
+// The token dispatcher reaches the step time; flex takes its backend, deepep by default.
+TEST(MegatronImport, TokenDispatcherReachesTheStepTime) {
+  const std::pair<const char*, MoeDispatcher> cases[] = {
+      {" --moe-token-dispatcher-type alltoall", MoeDispatcher::kAllToAll},
+      {" --moe-token-dispatcher-type allgather", MoeDispatcher::kAllGather},
+      {" --moe-token-dispatcher-type flex", MoeDispatcher::kDeepEp},
+      {" --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep",
+       MoeDispatcher::kHybridEp}};
+  for (const auto& [args, dispatcher] : cases) {
+    const std::string script = llama3_script_with(args);
+    ASSERT_FALSE(script.empty());
+    Result<SettingsEstimate> e = estimate_settings({{"from", script}}, kNoFiles);
+    ASSERT_TRUE(e.ok()) << args << ": " << e.error().message();
+    EXPECT_EQ(e->resolved.scenario.conventions.moe_dispatcher, dispatcher) << args;
+  }
+  // A backend beside a dispatcher that is not flex is listed as ignored, not dropped.
+  Result<Imported> imported = import_config(
+      llama3_script_with(" --moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend "
+                         "hybridep"));
+  ASSERT_TRUE(imported.ok()) << imported.error().message();
+  bool listed = false;
+  for (const IgnoredKey& k : imported->ignored)
+    listed = listed || k.key == "--moe-flex-dispatcher-backend";
+  EXPECT_TRUE(listed);
+  // An unknown backend is an error naming the user's flag.
+  Result<SettingsEstimate> bad = estimate_settings(
+      {{"from", llama3_script_with(
+                    " --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend nccl")}},
+      kNoFiles);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("--moe-flex-dispatcher-backend"), std::string::npos)
+      << bad.error().message();
+}
+
 TEST(MegatronImport, UnknownTextIsAnErrorNamingFrom) {
   Result<Imported> none = import_config("hello world");
   ASSERT_FALSE(none.ok());

@@ -135,6 +135,62 @@ bool recipe_overlaps_ep_comm(const CsvRow& r) {
   return false;
 }
 
+// The MoE token dispatcher backend of the recipe that ran a row ("" for alltoall, the Bridge model
+// providers' choice). Read in Megatron-Bridge's performance configs of each release
+// (moe_flex_dispatcher_backend; applied by training/flex_dispatcher_backend.py, which switches
+// moe_token_dispatcher_type to flex): 25.09 (scripts/performance/run_script.py at v0.1.0rc4)
+// enables DeepEP on H100 unless tokens are dropped; 25.11 (workload_base_configs.py at v0.2.0)
+// sets HybridEP for every GB200 run of DeepSeek-V3 and both Qwen3 models and DeepEP for
+// DeepSeek-V3 on H100; 26.02 (v0.3.0) adds HybridEP for DeepSeek-V3 on B200 and H100 and DeepEP
+// for Qwen3-30B-A3B on H100; 26.02.01 (v0.3.1) sets HybridEP for Qwen3-30B-A3B on B200 and H100
+// and DeepEP for Qwen3-235B-A22B on B200 and H100, which 26.04 (v0.4.0) drops again. The 26.02
+// container cannot run DeepEP (docs/releases/known-issues.md, 26.02: "DeepEP is not supported in
+// the current NeMo framework 26.02 container", never marked fixed, where the same list marks
+// other 26.02 issues "Fixed in 26.02.01"), so the runs that asked for it in 26.02 and 26.02.01
+// fell back to all-to-all (Qwen3-235B-A22B on H100: 1,633 tokens/s in 26.02, 1,611 in 26.02.01);
+// HybridEP is a separate backend (Qwen3-30B-A3B on H100: 5,113 in 26.02 with DeepEP asked,
+// 9,058 in 26.02.01 with HybridEP). 26.06 (v0.5.0) and 26.08
+// (v0.6.0 perf_recipes) keep the rest and add HybridEP to gpt-oss-120b's GB200 MXFP8 runs and
+// Qwen3-235B-A22B's 256-GPU B200 MXFP8 run (26.08). HybridEP and DeepEP count alike.
+std::string recipe_backend(const CsvRow& r) {
+  if (r["framework"] != "megatron-bridge") return "";
+  const std::string& version = r["framework_version"];
+  const std::string release = bridge_release(r);
+  const std::string& model = r["hf_model"];
+  const std::string& gpu = r["gpu"];
+  const bool gb200_from_2511 = gpu == "gb200" && release >= "25.11";
+  if (model == "DeepSeek-V3") {
+    if (gpu == "h100-80gb") {
+      if (release == "25.09")
+        return r["model"].find("tokendrop") == std::string::npos ? "deepep" : "";
+      if (release == "25.11") return "deepep";
+      return "hybridep";
+    }
+    if (gpu == "b200") return release >= "26.02" ? "hybridep" : "";
+    return gb200_from_2511 ? "hybridep" : "";
+  }
+  if (model == "Qwen3-30B-A3B") {
+    if (gb200_from_2511) return "hybridep";
+    if (gpu == "h100-80gb" && version == "26.02") return "deepep";
+    return (gpu == "b200" || gpu == "h100-80gb") && version >= "26.02.01" ? "hybridep" : "";
+  }
+  if (model == "Qwen3-235B-A22B") {
+    if (gb200_from_2511) return "hybridep";
+    if (version == "26.02.01") return "deepep";
+    const bool b200_mxfp8_256 = gpu == "b200" && r["precision"] == "fp8-mx" && r["gpus"] == "256";
+    return b200_mxfp8_256 && release >= "26.08" ? "hybridep" : "";
+  }
+  if (model == "gpt-oss-120b")
+    return gpu == "gb200" && r["precision"] == "fp8-mx" && release >= "26.06" ? "hybridep" : "";
+  return "";
+}
+
+// What ran: the recipe's backend, less DeepEP where the container could not run it (above).
+std::string recipe_dispatcher(const CsvRow& r) {
+  const std::string backend = recipe_backend(r);
+  return backend == "deepep" && bridge_release(r) == "26.02" ? "" : backend;
+}
+
 json settings_of(const CsvRow& r, const std::string& recipe) {
   const std::string& framework = r["framework"];
   json s = {{"model", r["hf_model"]},
@@ -155,6 +211,7 @@ json settings_of(const CsvRow& r, const std::string& recipe) {
   if (integer(r["tp"], 1) > 1 && recipe_overlaps_tp_comm(r)) s["tp_comm_overlap"] = true;
   if (recipe_captures_layer_graphs(r)) s["cuda_graphs"] = true;
   if (integer(r["ep"], 1) > 1 && recipe_overlaps_ep_comm(r)) s["ep_comm_overlap"] = true;
+  if (const std::string d = recipe_dispatcher(r); !d.empty()) s["moe_dispatcher"] = d;
   return s;
 }
 

@@ -142,6 +142,7 @@ export const LABELS: Record<string, string> = {
   tp_allgather_buffer: 'Persistent TP all-gather buffer',
   tp_comm_overlap: 'TP communication overlap (step time)',
   ep_comm_overlap: 'EP all-to-all overlap, combined 1F1B (step time)',
+  moe_dispatcher: 'MoE token dispatcher (step time)',
   pipeline_fsdp_unsharded: 'PP stages keep FSDP unsharded',
   attention_scores_buffer: 'Persistent attention-scores buffer',
   fp32_grad_copy: 'fp32 gradient copy at the step',
