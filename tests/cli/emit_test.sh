@@ -275,6 +275,20 @@ round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --gpus 16 --pp 2 --global-
   --recompute full --recompute-layers 8
 round_trip torchtitan --model Qwen3-30B-A3B "${TT[@]}" --ep 8 --gpus 8 --recompute full
 round_trip torchtitan --model DeepSeek-V2-Lite "${TT[@]}" --ep 8 --gpus 8 --recompute full
+# torchtitan's EP backend: DeepEP is written and read back; it has no all-gather dispatcher.
+case_name "emit torchtitan --moe-dispatcher"
+run estimate --model Qwen3-30B-A3B "${TT[@]}" --ep 8 --gpus 8 --moe-dispatcher deepep \
+  --emit torchtitan
+expect_exit 0
+expect_stdout_contains 'expert_parallel_comm_backend = "deepep"'
+printf '%s\n' "$RUN_OUT" >"$TEST_TMP/deepep.toml"
+run estimate --from "$TEST_TMP/deepep.toml" --format json
+expect_exit 0
+expect_json "d['scenario']['conventions']['moe_dispatcher'] == 'deepep'"
+run estimate --model Qwen3-30B-A3B "${TT[@]}" --ep 8 --gpus 8 --moe-dispatcher allgather \
+  --emit torchtitan
+expect_exit 2
+expect_stderr_contains "no all-gather dispatcher"
 round_trip torchtitan --model Qwen3-8B "${TT[@]}" --gpus 8 --param-dtype bf16 --grad-dtype bf16 \
   --optimizer-dtype bf16 --master-weights false
 round_trip torchtitan --model Llama-3.1-8B "${TT[@]}" --gpus 8 --fsdp shard_grad_op

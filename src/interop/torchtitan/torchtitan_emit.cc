@@ -122,6 +122,16 @@ Result<Layout> data_parallel(const Parallelism& p) {
 // torchtitan's split is generate_llm_fqn_per_model_part's: the embedding and the output as one
 // layer each, the remainder on the first stages; stages per rank from the schedule (2 for a
 // looped one) or from pipeline_parallel_layers_per_stage.
+// torchtitan's EP backends: torch's all_to_all_single ("standard"), DeepEP and HybridEP.
+std::optional<Error> comm_backend(MoeDispatcher d, Toml& toml) {
+  if (d == MoeDispatcher::kAllGather)
+    return no("torchtitan's expert parallelism has no all-gather dispatcher",
+              "moe_dispatcher alltoall, deepep or hybridep");
+  if (d != MoeDispatcher::kAllToAll)
+    toml.add("parallelism", "expert_parallel_comm_backend", quoted(moe_dispatcher_name(d)));
+  return std::nullopt;
+}
+
 std::optional<Error> pipeline(const Scenario& s, Toml& toml) {
   const Parallelism& p = s.parallel;
   if (!p.embedding_as_stage || !p.loss_as_stage || !p.balanced_split || p.compute_balanced_split ||
@@ -264,6 +274,7 @@ std::optional<Error> parallel(const Scenario& s, const Layout& l, Toml& toml) {
                 fmt::format("etp 1 or {}", p.tp));
     toml.add("parallelism", "expert_parallel_degree", p.ep);
     if (p.ep > 1) toml.add("parallelism", "expert_tensor_parallel_degree", p.etp);
+    if (auto e = comm_backend(s.conventions.moe_dispatcher, toml)) return e;
   }
   if (p.pp > 1) return pipeline(s, toml);
   return std::nullopt;

@@ -91,11 +91,16 @@ std::optional<Error> data_parallel(TitanJob& job) {
 std::optional<Error> experts(TitanJob& job) {
   const TitanValue* ep = job.keys.take("parallelism.expert_parallel_degree");
   const TitanValue* etp = job.keys.take("parallelism.expert_tensor_parallel_degree");
+  // The all-to-all backend (expert_parallel.py; "standard" is torch's all_to_all_single).
+  const TitanValue* backend = job.keys.take("parallelism.expert_parallel_comm_backend");
   if (job.flavor->num_experts == 0) {
-    for (const TitanValue* v : {ep, etp})
+    for (const TitanValue* v : {ep, etp, backend})
       if (v) job.out.ignore(v->written, v->text, "the model has no experts: no effect");
     return std::nullopt;
   }
+  if (backend)
+    job.out.set(backend->written, backend->text, "moe_dispatcher",
+                backend->text == "standard" ? "alltoall" : backend->text);
   int64_t e = 1, et = 1;
   if (ep) {
     Result<int64_t> n = job.keys.integer(*ep);
