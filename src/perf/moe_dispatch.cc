@@ -97,7 +97,8 @@ double dispatch_seconds(MoeDispatcher dispatcher, const MoeConfig& moe, double t
                         double token_bytes, double ep, double stride, const Network& net) {
   if (ep <= 1 || tokens <= 0 || token_bytes <= 0) return 0;
   // The all-gather dispatcher runs a ring all-gather (and its combine a reduce-scatter).
-  if (dispatcher == MoeDispatcher::kAllGather) return net.ring(tokens * token_bytes * ep, ep, stride);
+  if (dispatcher == MoeDispatcher::kAllGather)
+    return net.ring(tokens * token_bytes * ep, ep, stride);
   const double in_node = net.ranks_in_node(ep, stride);
   const DispatchCopies c = dispatch_copies(dispatcher, moe, ep, in_node);
   return net.exchange(c.on_node * tokens * token_bytes, c.off_node * tokens * token_bytes,

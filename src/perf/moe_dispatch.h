@@ -12,7 +12,8 @@ namespace vramplan {
 // The chance that a token's experts include at least one of `experts_in_set` experts (a rank's
 // or a node's), its top_k picked evenly among `experts`; with group-limited routing, picked
 // from group_top_k of `groups` equal groups. Routing is taken as balanced (each expert equally
-// likely), which is what Megatron-Bridge's performance runs force (moe_router_force_load_balancing).
+// likely), which is what Megatron-Bridge's performance runs force
+// (moe_router_force_load_balancing).
 double share_of_tokens_reaching(int64_t experts, int64_t top_k, double experts_in_set,
                                 int64_t groups, int64_t group_top_k);
 

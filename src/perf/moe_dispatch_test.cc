@@ -57,8 +57,8 @@ TEST(MoeDispatch, DeepEpSendsOneCopyPerDestinationNode) {
   EXPECT_GT(c.off_node, 0.99);
   // With one expert per token nothing is duplicated: the same off-node traffic as all-to-all.
   const DispatchCopies one = dispatch_copies(MoeDispatcher::kHybridEp, experts(64, 1), 32, 8);
-  EXPECT_NEAR(one.off_node, dispatch_copies(MoeDispatcher::kAllToAll, experts(64, 1), 32, 8).off_node,
-              1e-12);
+  EXPECT_NEAR(one.off_node,
+              dispatch_copies(MoeDispatcher::kAllToAll, experts(64, 1), 32, 8).off_node, 1e-12);
 }
 
 TEST(MoeDispatch, DeduplicatingDispatchersAreFasterAcrossNodes) {
