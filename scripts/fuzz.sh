@@ -23,9 +23,16 @@ command -v clang++-14 >/dev/null || {
   echo "fuzz.sh: clang++-14 is missing (scripts/setup.sh test installs clang-14 and libclang-rt-14-dev)" >&2
   exit 1
 }
+# A build dir that exists keeps its tests and benchmarks configured (scripts/test.sh fuzzes in
+# build-asan, whose tests it has just run); a new one gets neither.
+keep=(-DBUILD_TESTING=OFF -DVRAMPLAN_BUILD_BENCH=OFF)
+if [[ -f "$dir/CMakeCache.txt" ]]; then
+  keep=()
+  while IFS= read -r setting; do keep+=("$setting"); done < <(sed -n \
+    's/^\(BUILD_TESTING\|VRAMPLAN_BUILD_BENCH\):BOOL=\(.*\)$/-D\1=\2/p' "$dir/CMakeCache.txt")
+fi
 VRAMPLAN_TARGET=fuzz_vramplan scripts/build.sh "$dir" -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_COMPILER=clang++-14 -DVRAMPLAN_SANITIZE=ON -DVRAMPLAN_FUZZ=ON \
-  -DBUILD_TESTING=OFF -DVRAMPLAN_BUILD_BENCH=OFF
+  -DCMAKE_CXX_COMPILER=clang++-14 -DVRAMPLAN_SANITIZE=ON -DVRAMPLAN_FUZZ=ON "${keep[@]}"
 fuzzer="$dir/fuzz_vramplan"
 corpus="$dir/fuzz-corpus"
 seeds="$dir/fuzz-seeds"
